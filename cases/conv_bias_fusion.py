@@ -1,0 +1,102 @@
+"""Conv without bias, written as Conv(x, W) and as Conv(x, W, ""), then a constant follower.
+
+Both forms are legal and mean "no bias". onnxruntime's Conv+BatchNormalization,
+Conv+Add and Conv+Mul fusions counted `InputDefs().size() == 3` to decide that
+a bias exists; with the empty name they then looked for a constant bias, found
+none, and skipped the fusion at every optimization level. Nothing crashes: the
+model only runs slower (onnxruntime #34139, fix #34141, seed 003 §1).
+`ort_optimized` expects the follower fused into the Conv in both forms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from onnx import helper
+
+from compat.build import const, model, rng, tensor
+from compat.case import Case, KnownFailure, Optimized
+
+C_IN, C_OUT, H, W = 3, 4, 6, 6
+EPSILON = 1e-5
+
+
+def conv2d(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """NCHW convolution, stride 1, padding 1: the oracle for Conv(pads=[1,1,1,1])."""
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = sliding_window_view(padded, weight.shape[2:], axis=(2, 3))
+    return np.einsum("nchwij,ocij->nohw", windows, weight).astype(np.float32)
+
+
+def _follower(kind: str, conv_out: np.ndarray) -> tuple[list[object], list[str], np.ndarray]:
+    """The follower node's constants, its extra inputs, and its output (the oracle)."""
+    gen = rng(7)
+    if kind == "batchnorm":
+        scale, bias, mean = (gen.standard_normal(C_OUT).astype(np.float32) for _ in range(3))
+        var = gen.uniform(0.5, 1.5, C_OUT).astype(np.float32)
+        names = ["bn_scale", "bn_bias", "bn_mean", "bn_var"]
+        arrays = [scale, bias, mean, var]
+        shape = (1, C_OUT, 1, 1)
+        out = (conv_out - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + EPSILON)
+        out = out * scale.reshape(shape) + bias.reshape(shape)
+    else:
+        operand = gen.standard_normal((C_OUT, 1, 1)).astype(np.float32)
+        names, arrays = [f"{kind}_operand"], [operand]
+        out = conv_out + operand if kind == "add" else conv_out * operand
+    return [const(n, a) for n, a in zip(names, arrays, strict=True)], names, out.astype(np.float32)
+
+
+def _case(kind: str, form: str) -> Case:
+    gen = rng(3)
+    x = gen.standard_normal((1, C_IN, H, W)).astype(np.float32)
+    weight = gen.standard_normal((C_OUT, C_IN, 3, 3)).astype(np.float32)
+    consts, names, expected = _follower(kind, conv2d(x, weight))
+    conv_inputs = ["x", "W"] if form == "omitted" else ["x", "W", ""]
+    op = {"batchnorm": "BatchNormalization", "add": "Add", "mul": "Mul"}[kind]
+    nodes = [
+        helper.make_node("Conv", conv_inputs, ["conv"], pads=[1, 1, 1, 1]),
+        helper.make_node(op, ["conv", *names], ["y"]),
+    ]
+    if kind == "batchnorm":
+        nodes[1].attribute.append(helper.make_attribute("epsilon", EPSILON))
+    built = model(
+        nodes,
+        [tensor("x", np.float32, [1, C_IN, H, W])],
+        [tensor("y", np.float32, [None] * 4)],
+        [const("W", weight), *consts],
+    )
+    known: tuple[KnownFailure, ...] = ()
+    if form == "empty_name":
+        known = (
+            KnownFailure(
+                package="onnxruntime",
+                versions="",
+                checks=("ort_optimized",),
+                reason=f"Conv+{op} fusion skipped when the bias is written as ''",
+                link="https://github.com/microsoft/onnxruntime/issues/34139",
+            ),
+        )
+    spelled = "Conv(x, W)" if form == "omitted" else 'Conv(x, W, "")'
+    return Case(
+        id=f"conv_bias_fusion.{kind}.{form}",
+        description=f"{spelled} followed by {op} with constant operands",
+        model=built,
+        inputs={"x": x},
+        expected={"y": expected},
+        output_shapes={"y": [1, C_OUT, H, W]},
+        optimized=Optimized(
+            op_counts={op: 0},
+            meaning=f"{op} not fused into Conv",
+        ),
+        known=known,
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
+def cases() -> list[Case]:
+    return [
+        _case(kind, form)
+        for kind in ("batchnorm", "add", "mul")
+        for form in ("omitted", "empty_name")
+    ]

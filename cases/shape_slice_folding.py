@@ -1,0 +1,74 @@
+"""Shape(x, start, end) on a partly symbolic input, feeding a Reshape.
+
+Since opset 15, Shape takes `start`/`end`; exporters use it to keep a symbolic
+batch dimension out of a Reshape. Only the *selected* dims need to be static
+for the result to be a constant, but onnxruntime's constant folding collected
+all dims, gave up at the first symbolic one, and only then sliced
+(onnxruntime #34140, fix #34142, seed 003 §2). For x: [N, 3, 4, M],
+(1, 3) and (-3, -1) select [3, 4] and should fold; (0, 2) selects N and must
+not. A fully static x is the control.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from compat.build import const, model, rng, tensor
+from compat.case import Case, KnownFailure, Optimized
+
+SYMBOLIC = ["N", 3, 4, "M"]
+RUN_SHAPE = (2, 3, 4, 5)  # N=2, M=5 in the real run
+
+VARIANTS = {
+    # variant: (start, end, declared input shape, should fold)
+    "start1_end3": (1, 3, SYMBOLIC, True),
+    "startm3_endm1": (-3, -1, SYMBOLIC, True),
+    "start0_end2": (0, 2, SYMBOLIC, False),
+    "static_input": (1, 3, list(RUN_SHAPE), True),
+}
+
+
+def _case(variant: str) -> Case:
+    start, end, dims, folds = VARIANTS[variant]
+    x = rng(5).standard_normal(RUN_SHAPE).astype(np.float32)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["dims"], start=start, end=end),
+        helper.make_node("Concat", ["minus_one", "dims"], ["new_shape"], axis=0),
+        helper.make_node("Reshape", ["x", "new_shape"], ["y"]),
+    ]
+    built = model(
+        nodes,
+        [tensor("x", np.float32, dims)],
+        [tensor("y", np.float32, [None] * 3)],
+        [const("minus_one", np.array([-1], dtype=np.int64))],
+    )
+    selected = list(RUN_SHAPE[start:end] if end else RUN_SHAPE[start:])
+    known: tuple[KnownFailure, ...] = ()
+    if folds and variant != "static_input":
+        known = (
+            KnownFailure(
+                package="onnxruntime",
+                versions="",
+                checks=("ort_optimized",),
+                reason="constant folding gives up at the first symbolic dim before slicing",
+                link="https://github.com/microsoft/onnxruntime/issues/34140",
+            ),
+        )
+    return Case(
+        id=f"shape_slice_folding.{variant}",
+        description=f"Shape(x, start={start}, end={end}) on x: {dims}, feeding Reshape",
+        model=built,
+        inputs={"x": x},
+        expected={"y": x.reshape([-1, *selected])},
+        output_shapes={"dims": [2]},
+        optimized=Optimized(
+            op_counts={"Shape": 0 if folds else 1},
+            meaning="Shape not folded" if folds else "Shape folded although it selects N",
+        ),
+        known=known,
+    )
+
+
+def cases() -> list[Case]:
+    return [_case(variant) for variant in VARIANTS]

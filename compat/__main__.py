@@ -1,0 +1,7 @@
+"""`python -m compat`."""
+
+import sys
+
+from compat.cli import main
+
+sys.exit(main())

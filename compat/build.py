@@ -1,0 +1,50 @@
+"""Small helpers for case modules: deterministic models every cell can load."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+#: IR 8 with opset 18 loads in every release of the default axes
+#: (onnxruntime 1.15 reads IR <= 9; onnx 1.14 knows opset <= 19).
+IR_VERSION = 8
+OPSET = 18
+
+Dims = Sequence[int | str | None] | None
+
+
+def tensor(name: str, dtype: type | np.dtype, dims: Dims) -> onnx.ValueInfoProto:
+    """A typed value. A `None` dim is unknown; `dims=None` declares no shape at all,
+    which the checker rejects on graph inputs and outputs: use `[None] * rank` there."""
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    return helper.make_tensor_value_info(name, elem, None if dims is None else list(dims))
+
+
+def const(name: str, array: np.ndarray) -> onnx.TensorProto:
+    return numpy_helper.from_array(array, name)
+
+
+def model(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto],
+    outputs: list[onnx.ValueInfoProto],
+    initializers: list[onnx.TensorProto] | None = None,
+    opset: int = OPSET,
+    ir_version: int = IR_VERSION,
+    name: str = "case",
+) -> onnx.ModelProto:
+    """A model with pinned IR version and opset and no producer fields, so bytes are stable."""
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=initializers or [])
+    built = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    built.ir_version = ir_version
+    built.producer_name = "onnx-compat"
+    built.producer_version = ""
+    return built
+
+
+def rng(seed: int) -> np.random.Generator:
+    """A seeded generator: identical initializers, identical model bytes, every run."""
+    return np.random.default_rng(seed)

@@ -1,0 +1,88 @@
+"""The case API: what a module in cases/ declares (see cases/README.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
+    import onnx
+
+Package = Literal["onnx", "onnxruntime"]
+Dim = int | str | None
+
+#: Built-in checks, in table order, with the package each one exercises.
+CHECK_AXIS: dict[str, Package] = {
+    "checker": "onnx",
+    "shape_inference": "onnx",
+    "reference": "onnx",
+    "ort_run": "onnxruntime",
+    "ort_optimized": "onnxruntime",
+}
+BUILTIN_CHECKS = tuple(CHECK_AXIS)
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A reported upstream bug: in `versions` of `package`, `checks` are expected to fail."""
+
+    package: Package
+    versions: str  # a range such as ">=1.18,<1.21"; "" means every release
+    checks: tuple[str, ...]
+    reason: str
+    link: str
+
+
+@dataclass(frozen=True)
+class Optimized:
+    """The structure of the graph onnxruntime really executes, as op-type counts."""
+
+    op_counts: dict[str, int]
+    meaning: str  # what a mismatch means, e.g. "bias not fused into Conv"
+    level: Literal["basic", "extended", "all"] = "all"
+
+
+@dataclass(frozen=True)
+class CustomCheck:
+    """A check a case defines itself; `function(case)` runs inside the worker.
+
+    The file must import only the standard library, onnx, onnxruntime and numpy.
+    """
+
+    name: str
+    file: str
+    function: str
+    package: Package = "onnxruntime"
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One model of the corpus, its inputs, its oracle and its expectations."""
+
+    id: str
+    description: str
+    model: onnx.ModelProto
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+    expected: dict[str, np.ndarray] = field(default_factory=dict)
+    output_shapes: dict[str, list[Dim]] = field(default_factory=dict)
+    optimized: Optimized | None = None
+    known: tuple[KnownFailure, ...] = ()
+    custom_checks: tuple[CustomCheck, ...] = ()
+    builtin_checks: tuple[str, ...] = BUILTIN_CHECKS
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+    @property
+    def family(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        return self.builtin_checks + tuple(c.name for c in self.custom_checks)
+
+    def check_axis(self, check: str) -> Package:
+        for custom in self.custom_checks:
+            if custom.name == check:
+                return custom.package
+        return CHECK_AXIS[check]

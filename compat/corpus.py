@@ -1,0 +1,132 @@
+"""Finds the cases in cases/, selects them by glob, and writes them for the workers."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib.util
+import io
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from compat.case import BUILTIN_CHECKS, Case
+from compat.errors import ConfigError, UsageError
+
+_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
+
+
+@dataclass(frozen=True)
+class CaseFiles:
+    """A case as the workers see it: a directory and the hash of its model bytes."""
+
+    case: Case
+    directory: Path
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The cases of a case directory, and each family's one-line description."""
+
+    cases: list[Case]
+    families: dict[str, str]
+
+
+def _first_line(doc: str | None) -> str:
+    paragraph = (doc or "").strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
+
+
+def load_family(path: Path) -> tuple[str, list[Case]]:
+    """Imports one case module: its docstring's first paragraph and its `cases()`."""
+    spec = importlib.util.spec_from_file_location(f"compat_cases_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{path}: cannot be imported as a case module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    make = getattr(module, "cases", None)
+    if make is None:
+        raise ConfigError(f"{path}: defines no cases() function; see cases/README.md")
+    found: list[Case] = list(make())
+    for case in found:
+        if not _ID.match(case.id) or case.family != path.stem:
+            raise ConfigError(
+                f"{path}: case id {case.id!r} must look like '{path.stem}.variant' "
+                "(lowercase letters, digits, '_', dots)"
+            )
+        unknown = set(case.builtin_checks) - set(BUILTIN_CHECKS)
+        if unknown:
+            raise ConfigError(f"{path}: case {case.id} names unknown check {sorted(unknown)[0]!r}")
+    return _first_line(module.__doc__), found
+
+
+def discover_cases(directory: Path) -> Corpus:
+    """Every case of every `*.py` module in `directory` (leading `_` = private)."""
+    if not directory.is_dir():
+        raise ConfigError(f"{directory}: case directory not found; pass --case-dir")
+    found: list[Case] = []
+    families: dict[str, str] = {}
+    for path in sorted(directory.glob("*.py")):
+        if not path.name.startswith("_"):
+            families[path.stem], cases = load_family(path)
+            found.extend(cases)
+    ids = [c.id for c in found]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ConfigError(f"{directory}: case id {duplicates[0]!r} is defined twice")
+    return Corpus(sorted(found, key=lambda c: c.id), families)
+
+
+def select_cases(cases: list[Case], patterns: tuple[str, ...]) -> list[Case]:
+    """Keeps cases whose id matches any glob; a glob matching nothing is a usage error."""
+    if not patterns:
+        return cases
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(c.id, pattern) for c in cases):
+            raise UsageError(
+                f"--cases {pattern!r} matches no case; see `--list` for the case ids"
+            )
+    return [c for c in cases if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+
+
+def _npz_bytes(case: Case) -> bytes:
+    arrays = {f"in.{k}": v for k, v in case.inputs.items()}
+    arrays.update({f"out.{k}": v for k, v in case.expected.items()})
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def spec_of(case: Case) -> dict[str, object]:
+    """The JSON expectations a worker reads from case.json."""
+    return {
+        "id": case.id,
+        "output_shapes": case.output_shapes,
+        "optimized": None
+        if case.optimized is None
+        else {
+            "op_counts": case.optimized.op_counts,
+            "meaning": case.optimized.meaning,
+            "level": case.optimized.level,
+        },
+        "custom_checks": {
+            c.name: {"file": c.file, "function": c.function} for c in case.custom_checks
+        },
+        "rtol": case.rtol,
+        "atol": case.atol,
+    }
+
+
+def write_case(case: Case, root: Path) -> CaseFiles:
+    """Serialises a case once, so every cell of a run reads identical model bytes."""
+    directory = root / case.id
+    directory.mkdir(parents=True, exist_ok=True)
+    model_bytes = case.model.SerializeToString(deterministic=True)
+    (directory / "model.onnx").write_bytes(model_bytes)
+    (directory / "data.npz").write_bytes(_npz_bytes(case))
+    (directory / "case.json").write_text(json.dumps(spec_of(case), indent=1, sort_keys=True))
+    return CaseFiles(case, directory.resolve(), hashlib.sha256(model_bytes).hexdigest())

@@ -1,0 +1,134 @@
+"""Creates (or reuses) one isolated virtual environment per cell, with uv."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat.errors import CompatError
+from compat.matrix import Cell
+from compat.outcomes import CellRecord, CellState
+
+WORKER = Path(__file__).with_name("worker.py")
+MARKER = "compat-env.json"
+INSTALL_TIMEOUT = 1800  # seconds; a first download of every release is slow, not this slow
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A cell's environment: its interpreter and what was really installed."""
+
+    record: CellRecord
+    python: Path
+
+
+def find_uv() -> str:
+    """The uv binary: the one the `uv` package ships, else the one on PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        if found is None:
+            raise CompatError("uv not found; install it with `pip install uv`") from None
+        return found
+
+
+def env_python(directory: Path) -> Path:
+    return directory / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _identity(cell: Cell, base_python: str) -> dict[str, object]:
+    """What makes an environment reusable: same pins, same base interpreter."""
+    return {"requirements": list(cell.requirements), "base_python": base_python}
+
+
+def _last_lines(text: str, count: int = 12) -> str:
+    lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(lines[-count:])
+
+
+def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
+    return CellRecord(
+        id=cell.id,
+        onnx=cell.onnx,
+        onnxruntime=cell.onnxruntime,
+        state=state,
+        detail=_last_lines(message) or "(no message)",
+        requirements=cell.requirements,
+    )
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)  # uv must target the cell, not the host session
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    )
+
+
+def probe(cell: Cell, python: Path) -> CellRecord:
+    """Imports the stack in the cell and runs a tiny model; import-error on failure."""
+    try:
+        done = _run([str(python), str(WORKER), "--probe"], timeout=300)
+    except subprocess.TimeoutExpired:
+        return _broken(cell, CellState.IMPORT_ERROR, "import probe ran past 300 s")
+    if done.returncode != 0:
+        return _broken(cell, CellState.IMPORT_ERROR, done.stderr or done.stdout)
+    info = json.loads(done.stdout.strip().splitlines()[-1])
+    return CellRecord(
+        id=cell.id,
+        onnx=cell.onnx,
+        onnxruntime=cell.onnxruntime,
+        state=CellState.READY,
+        packages=info["packages"],
+        python=info["python"],
+        platform=info["platform"],
+        requirements=cell.requirements,
+    )
+
+
+def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Environment:
+    """Returns the cell's environment, creating it only when its pins changed.
+
+    Never raises for a broken cell: install and import failures become the
+    record's state, carrying uv's or the interpreter's own message.
+    """
+    directory = root / cell.id
+    python = env_python(directory)
+    marker = directory / MARKER
+    identity = _identity(cell, base_python)
+    if marker.is_file() and python.exists():
+        try:
+            saved = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            saved = {}
+        if saved.get("identity") == identity:
+            return Environment(CellRecord.from_dict(saved["record"]), python)
+    if directory.exists():
+        shutil.rmtree(directory)
+    uv = find_uv()
+    steps = [
+        [uv, "venv", "--quiet", "--no-python-downloads", "--python", base_python, str(directory)],
+        [uv, "pip", "install", "--quiet", "--no-build", "--python", str(python), *cell.requirements],
+    ]
+    for command in steps:
+        try:
+            done = _run(command, timeout=INSTALL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            message = f"`{' '.join(command[1:3])}` ran past {INSTALL_TIMEOUT} s"
+            return Environment(_broken(cell, CellState.INSTALL_ERROR, message), python)
+        if done.returncode != 0:
+            record = _broken(cell, CellState.INSTALL_ERROR, done.stderr or done.stdout)
+            shutil.rmtree(directory, ignore_errors=True)  # retried next run: may be transient
+            return Environment(record, python)
+    record = probe(cell, python)
+    marker.write_text(json.dumps({"identity": identity, "record": record.serialize()}, indent=1))
+    return Environment(record, python)
+

@@ -1,0 +1,97 @@
+"""The table model every renderer shares: per family and axis, case·check × version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import groupby
+
+from compat.outcomes import CellRecord, CellState, CheckResult
+from compat.report import Report
+
+#: How an outcome (or a broken cell's state) reads in a sentence.
+WORDS = {
+    "pass": "passes",
+    "fail": "fails",
+    "error": "errors",
+    "crash": "crashes",
+    "timeout": "times out",
+    "skip": "skipped",
+    "xfail": "fails (known)",
+    "xpass": "passes (known bug looks fixed)",
+    "install-error": "cannot install",
+    "import-error": "cannot import",
+    "n/a": "not run",
+}
+
+AXIS_TITLES = {"onnx": "onnx", "onnxruntime": "onnxruntime", "cell": "cell"}
+
+
+@dataclass(frozen=True)
+class Row:
+    case: str
+    check: str
+    entries: tuple[str, ...]  # an outcome value or a cell state, one per column
+    results: tuple[CheckResult | None, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    family: str
+    axis: str
+    labels: tuple[str, ...]
+    cells: tuple[CellRecord, ...]
+    rows: tuple[Row, ...]
+
+
+def column_label(axis: str, cell: CellRecord) -> str:
+    if axis == "onnx":
+        return cell.onnx
+    if axis == "onnxruntime":
+        return cell.onnxruntime
+    return cell.id
+
+
+def entry(cell: CellRecord, result: CheckResult | None) -> str:
+    if cell.state is not CellState.READY:
+        return cell.state.value
+    return result.outcome.value if result else "n/a"
+
+
+def build_tables(report: Report) -> list[Table]:
+    """One table per (family, axis) that has rows, families and axes in report order."""
+    cells = {c.id: c for c in report.cells}
+    results = {(r.cell, r.case, r.check): r for r in report.results}
+    families = list(dict.fromkeys(c.family for c in report.cases))
+    tables = []
+    for family in families:
+        cases = [c for c in report.cases if c.family == family]
+        for axis, ids in report.axes.items():
+            columns = tuple(cells[i] for i in ids)
+            rows = []
+            for case in cases:
+                for check, check_axis in case.checks.items():
+                    if axis not in ("cell", check_axis):
+                        continue
+                    found = tuple(results.get((c.id, case.id, check)) for c in columns)
+                    entries = tuple(entry(c, r) for c, r in zip(columns, found, strict=True))
+                    rows.append(Row(case.id, check, entries, found))
+            if rows and columns:
+                labels = tuple(column_label(axis, c) for c in columns)
+                tables.append(Table(family, axis, labels, columns, tuple(rows)))
+    return tables
+
+
+def summarize(labels: tuple[str, ...], entries: tuple[str, ...]) -> str:
+    """Reads a row as words: 'fails ≤ 1.20.1, passes ≥ 1.21.0'."""
+    runs = [(value, [label for label, _ in group]) for value, group in
+            groupby(zip(labels, entries, strict=True), key=lambda pair: pair[1])]
+    if len(runs) == 1:
+        return f"{WORDS[runs[0][0]]} on all"
+    if len(runs) == 2:
+        (first, a), (second, b) = runs
+        return f"{WORDS[first]} ≤ {a[-1]}, {WORDS[second]} ≥ {b[0]}"
+    parts = []
+    for value, group in runs:
+        span = group[0] if len(group) == 1 else f"{group[0]}–{group[-1]}"
+        parts.append(f"{WORDS[value]} {span}")
+    return "; ".join(parts)

@@ -1,0 +1,127 @@
+"""Outcomes, cell states and the frozen records that carry them."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypedDict
+
+
+class Outcome(str, enum.Enum):
+    """What one check in one cell came to."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    SKIP = "skip"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+
+    @property
+    def unexpected(self) -> bool:
+        """True for outcomes that make `nox -s matrix` exit 1."""
+        return self in UNEXPECTED
+
+
+UNEXPECTED = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS})
+
+
+class CellState(str, enum.Enum):
+    """Whether a cell's environment could be built and imported."""
+
+    READY = "ready"
+    INSTALL_ERROR = "install-error"
+    IMPORT_ERROR = "import-error"
+
+
+class CheckResultDict(TypedDict):
+    cell: str
+    case: str
+    check: str
+    outcome: str
+    phase: str
+    detail: str
+    seconds: float
+    known: str
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check of one case in one cell."""
+
+    cell: str
+    case: str
+    check: str
+    outcome: Outcome
+    detail: str = ""
+    phase: str = ""
+    seconds: float = 0.0
+    known: str = ""  # link of the known failure that classified this result
+
+    def serialize(self) -> CheckResultDict:
+        return {
+            "cell": self.cell,
+            "case": self.case,
+            "check": self.check,
+            "outcome": self.outcome.value,
+            "phase": self.phase,
+            "detail": self.detail,
+            "seconds": self.seconds,
+            "known": self.known,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
+        return cls(
+            cell=data["cell"],
+            case=data["case"],
+            check=data["check"],
+            outcome=Outcome(data["outcome"]),
+            detail=data.get("detail", ""),
+            phase=data.get("phase", ""),
+            seconds=float(data.get("seconds", 0.0)),
+            known=data.get("known", ""),
+        )
+
+    @property
+    def summary(self) -> str:
+        """`error@session: ...`-style one-liner for tables and the terminal."""
+        head = f"{self.outcome.value}@{self.phase}" if self.phase else self.outcome.value
+        return f"{head}: {self.detail}" if self.detail else head
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """A cell as it was really built: pins asked for, versions installed, state."""
+
+    id: str
+    onnx: str
+    onnxruntime: str
+    state: CellState
+    packages: dict[str, str] = field(default_factory=dict)
+    python: str = ""
+    platform: str = ""
+    detail: str = ""
+    requirements: tuple[str, ...] = ()
+
+    def serialize(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["state"] = self.state.value
+        data["requirements"] = list(self.requirements)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CellRecord:
+        return cls(
+            id=data["id"],
+            onnx=data["onnx"],
+            onnxruntime=data["onnxruntime"],
+            state=CellState(data["state"]),
+            packages=dict(data.get("packages", {})),
+            python=data.get("python", ""),
+            platform=data.get("platform", ""),
+            detail=data.get("detail", ""),
+            requirements=tuple(data.get("requirements", ())),
+        )

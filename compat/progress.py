@@ -1,0 +1,61 @@
+"""Progress of a long matrix: a live line on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import TextIO
+
+
+class Progress:
+    """Thread-safe: cells start and finish on worker threads."""
+
+    def __init__(self, total: int, stream: TextIO = sys.stderr, live: bool | None = None) -> None:
+        self.total = total
+        self.stream = stream
+        self.live = stream.isatty() if live is None else live
+        self.done = 0
+        self.running: list[str] = []
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+
+    def _elapsed(self) -> str:
+        seconds = int(time.monotonic() - self.started)
+        return f"{seconds // 60}:{seconds % 60:02d}"
+
+    def _status(self) -> str:
+        running = ", ".join(self.running) or "-"
+        return f"[{self.done}/{self.total} cells, {self._elapsed()}] running: {running}"
+
+    def _live_line(self) -> None:
+        if self.live:
+            self.stream.write("\r\033[K" + self._status()[:200])
+            self.stream.flush()
+
+    def _print(self, message: str) -> None:
+        if self.live:
+            self.stream.write("\r\033[K")
+        self.stream.write(message + "\n")
+        self._live_line()
+        self.stream.flush()
+
+    def start(self, cell: str, what: str = "") -> None:
+        with self._lock:
+            self.running.append(cell)
+            if self.live:
+                self._live_line()
+            else:
+                self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] start {cell} {what}".rstrip())
+
+    def finish(self, cell: str, summary: str) -> None:
+        with self._lock:
+            self.running.remove(cell)
+            self.done += 1
+            self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] {cell}: {summary}")
+
+    def close(self) -> None:
+        with self._lock:
+            if self.live:
+                self.stream.write("\r\033[K")
+                self.stream.flush()

@@ -1,0 +1,83 @@
+"""reports/matrix.md: one table per case family and axis, written with tabulate."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from compat.grid import AXIS_TITLES, Row, Table, build_tables, summarize
+from compat.outcomes import CellState
+from compat.report import Report
+
+LEGEND = (
+    "Outcomes: **pass**; **fail** (ran, result differs from the spec); **error** "
+    "(an exception, with its phase); **crash** (the worker died); **timeout**; **skip** "
+    "(does not apply to this release); **xfail** (a known upstream bug, link below); "
+    "**xpass** (known bug no longer reproduces); **install-error** / **import-error** "
+    "(the cell's environment could not be built or imported; no check ran)."
+)
+
+
+def _row_name(row: Row, family: str) -> str:
+    variant = row.case[len(family) + 1 :] or row.case
+    return f"{variant} · {row.check}"
+
+
+def _details(table: Table) -> list[str]:
+    """One bullet per distinct non-pass reason, naming the versions it applies to."""
+    lines = []
+    for row in table.rows:
+        reasons: dict[str, list[str]] = {}
+        for label, value, result in zip(table.labels, row.entries, row.results, strict=True):
+            if value in ("pass", "n/a", CellState.INSTALL_ERROR.value, CellState.IMPORT_ERROR.value):
+                continue
+            text = result.summary if result else value
+            if result and result.known:
+                text += f" — {result.known}"
+            reasons.setdefault(text, []).append(label)
+        for text, labels in reasons.items():
+            where = ", ".join(labels)
+            lines.append(f"- `{row.case}` · {row.check} on {where}: {text}".replace("\n", " "))
+    return lines
+
+
+def _environments(report: Report) -> str:
+    rows = []
+    for cell in report.cells:
+        state = cell.state.value
+        if cell.state is not CellState.READY and cell.detail:
+            state = f"{state}: {cell.detail.splitlines()[-1]}"
+        packages = cell.packages
+        rows.append([
+            cell.id,
+            packages.get("onnx", "—"),
+            packages.get("onnxruntime", "—"),
+            packages.get("numpy", "—"),
+            packages.get("protobuf", "—"),
+            cell.python or "—",
+            state,
+        ])
+    headers = ["cell", "onnx", "onnxruntime", "numpy", "protobuf", "python", "state"]
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def render_markdown(report: Report) -> str:
+    """The whole document; identical results always give identical text."""
+    out = ["# onnx-compat matrix", "", LEGEND, ""]
+    family = None
+    for table in build_tables(report):
+        if table.family != family:
+            family = table.family
+            out += [f"## {family}", ""]
+            if report.families.get(family):
+                out += [report.families[family], ""]
+        headers = [f"case · check \\ {AXIS_TITLES[table.axis]}", *table.labels, "summary"]
+        rows = [
+            [_row_name(row, table.family), *row.entries, summarize(table.labels, row.entries)]
+            for row in table.rows
+        ]
+        out += [tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True), ""]
+        details = _details(table)
+        if details:
+            out += [*details, ""]
+    out += ["## Environments", "", _environments(report), ""]
+    return "\n".join(out)

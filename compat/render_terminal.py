@@ -1,0 +1,49 @@
+"""The compact terminal summary: unexpected results first, then a mark grid."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from compat.grid import AXIS_TITLES, build_tables
+from compat.report import Report
+
+MARKS = {
+    "pass": ".",
+    "fail": "F",
+    "error": "E",
+    "crash": "C",
+    "timeout": "T",
+    "skip": "s",
+    "xfail": "x",
+    "xpass": "X",
+    "install-error": "I",
+    "import-error": "M",
+    "n/a": " ",
+}
+LEGEND = (
+    "legend: . pass  F fail  E error  C crash  T timeout  s skip  x xfail  X xpass  "
+    "I install-error  M import-error"
+)
+
+
+def render_unexpected(report: Report, repro: str) -> str:
+    """Broken cells and unexpected results, each with what to do next."""
+    lines = []
+    for cell in report.broken_cells:
+        last = cell.detail.splitlines()[-1] if cell.detail else ""
+        lines.append(f"{cell.id}: {cell.state.value}: {last}")
+    for r in report.unexpected:
+        lines.append(f"{r.cell} · {r.case} · {r.check}: {r.summary}".replace("\n", " "))
+    if lines:
+        lines.insert(0, f"{len(lines)} unexpected (rerun one cell with: {repro}):")
+    return "\n".join(lines)
+
+
+def render_grid(report: Report) -> str:
+    parts = []
+    for table in build_tables(report):
+        rows = [[f"{row.case} · {row.check}", *(MARKS[e] for e in row.entries)] for row in table.rows]
+        headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
+        parts.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    parts.append(LEGEND)
+    return "\n\n".join(parts)

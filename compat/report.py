@@ -1,0 +1,102 @@
+"""The run's results as one record, and its JSON form (reports/matrix.json)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compat.outcomes import CellRecord, CellState, CheckResult
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """What a report needs to know of a case, without the model itself."""
+
+    id: str
+    family: str
+    description: str
+    sha256: str
+    checks: dict[str, str]  # check id -> the package axis it exercises
+    known: tuple[dict[str, Any], ...] = ()
+
+    def serialize(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "description": self.description,
+            "sha256": self.sha256,
+            "checks": self.checks,
+            "known": list(self.known),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseInfo:
+        return cls(
+            id=data["id"],
+            family=data["family"],
+            description=data["description"],
+            sha256=data["sha256"],
+            checks=dict(data["checks"]),
+            known=tuple(data.get("known", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a renderer needs; `run` holds metadata that never reaches tables."""
+
+    cells: tuple[CellRecord, ...]
+    cases: tuple[CaseInfo, ...]
+    results: tuple[CheckResult, ...]
+    axes: dict[str, tuple[str, ...]]  # axis name -> cell ids, in column order
+    families: dict[str, str] = field(default_factory=dict)  # family -> one-line description
+    run: dict[str, Any] = field(default_factory=dict)
+
+    def serialize(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run": self.run,
+            "axes": {name: list(ids) for name, ids in self.axes.items()},
+            "families": self.families,
+            "cells": [c.serialize() for c in self.cells],
+            "cases": [c.serialize() for c in self.cases],
+            "results": [r.serialize() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {version!r} is not {SCHEMA_VERSION}")
+        return cls(
+            cells=tuple(CellRecord.from_dict(c) for c in data["cells"]),
+            cases=tuple(CaseInfo.from_dict(c) for c in data["cases"]),
+            results=tuple(CheckResult.from_dict(r) for r in data["results"]),
+            axes={name: tuple(ids) for name, ids in data["axes"].items()},
+            families=dict(data.get("families", {})),
+            run=dict(data.get("run", {})),
+        )
+
+    @property
+    def unexpected(self) -> list[CheckResult]:
+        return [r for r in self.results if r.outcome.unexpected]
+
+    @property
+    def broken_cells(self) -> list[CellRecord]:
+        return [c for c in self.cells if c.state is not CellState.READY]
+
+
+def write_json(report: Report, path: Path) -> None:
+    """Writes atomically, so a reader never sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(report.serialize(), indent=1, sort_keys=True) + "\n")
+    partial.replace(path)
+
+
+def read_json(path: Path) -> Report:
+    return Report.from_dict(json.loads(path.read_text()))

@@ -1,0 +1,156 @@
+"""Runs the cells of a plan, in parallel, and assembles the report as cells finish."""
+
+from __future__ import annotations
+
+import platform
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import onnx
+
+from compat.case import Case
+from compat.corpus import CaseFiles, Corpus, write_case
+from compat.envs import ensure_env
+from compat.known import classify
+from compat.matrix import Cell, Plan
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.progress import Progress
+from compat.report import CaseInfo, Report
+from compat.runner import Task, run_worker
+
+
+@dataclass(frozen=True)
+class Settings:
+    envs_dir: Path
+    work_dir: Path
+    timeout: float
+    jobs: int
+    python: str
+
+
+@dataclass(frozen=True)
+class CellRun:
+    record: CellRecord
+    results: tuple[CheckResult, ...]
+
+
+def case_info(files: CaseFiles) -> CaseInfo:
+    case = files.case
+    return CaseInfo(
+        id=case.id,
+        family=case.family,
+        description=case.description,
+        sha256=files.sha256,
+        checks={check: case.check_axis(check) for check in case.checks},
+        known=tuple(
+            {
+                "package": k.package,
+                "versions": k.versions,
+                "checks": list(k.checks),
+                "reason": k.reason,
+                "link": k.link,
+            }
+            for k in case.known
+        ),
+    )
+
+
+def run_cell(cell: Cell, cases: list[CaseFiles], settings: Settings) -> CellRun:
+    """Builds (or reuses) the cell's environment and runs every case's checks in it."""
+    env = ensure_env(cell, settings.envs_dir, settings.python)
+    if env.record.state is not CellState.READY:
+        return CellRun(env.record, ())
+    tasks = [Task(f.case.id, check, str(f.directory)) for f in cases for check in f.case.checks]
+    raw = run_worker(env.python, tasks, settings.work_dir / "cells" / cell.id, settings.timeout)
+    by_id: dict[str, Case] = {f.case.id: f.case for f in cases}
+    results = tuple(
+        classify(
+            CheckResult(
+                cell=cell.id,
+                case=r["case"],
+                check=r["check"],
+                outcome=Outcome(r["outcome"]),
+                detail=r["detail"],
+                phase=r["phase"],
+                seconds=r["seconds"],
+            ),
+            by_id[r["case"]],
+            cell,
+        )
+        for r in raw
+    )
+    return CellRun(env.record, results)
+
+
+def _summary(run: CellRun) -> str:
+    if run.record.state is not CellState.READY:
+        return run.record.state.value
+    counts: dict[str, int] = {}
+    for r in run.results:
+        counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+
+
+def assemble(
+    plan: Plan,
+    infos: list[CaseInfo],
+    families: dict[str, str],
+    runs: dict[str, CellRun],
+    meta: dict[str, object],
+) -> Report:
+    """A report in plan order, whatever order the cells finished in."""
+    done = [c for c in plan.cells if c.id in runs]
+    return Report(
+        cells=tuple(runs[c.id].record for c in done),
+        cases=tuple(infos),
+        results=tuple(r for c in done for r in runs[c.id].results),
+        axes={
+            name: tuple(c.id for c in cells if c.id in runs) for name, cells in plan.axes.items()
+        },
+        families={f: d for f, d in families.items() if any(i.family == f for i in infos)},
+        run=dict(meta),
+    )
+
+
+def run_matrix(
+    plan: Plan,
+    corpus: Corpus,
+    settings: Settings,
+    progress: Progress,
+    on_cell: Callable[[Report], None] = lambda report: None,
+) -> Report:
+    """Writes the cases once, runs every cell, calls `on_cell` with the report so far."""
+    started = datetime.now(UTC)
+    clock = time.monotonic()
+    files = [write_case(c, settings.work_dir / "cases") for c in corpus.cases]
+    infos = [case_info(f) for f in files]
+    meta: dict[str, object] = {
+        "started": started.isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "host_python": platform.python_version(),
+        "generator_onnx": onnx.__version__,
+        "jobs": settings.jobs,
+        "timeout": settings.timeout,
+    }
+    runs: dict[str, CellRun] = {}
+    lock = threading.Lock()
+
+    def one(cell: Cell) -> None:
+        progress.start(cell.id)
+        run = run_cell(cell, files, settings)
+        progress.finish(cell.id, _summary(run))
+        with lock:  # results are written as they are produced, one writer at a time
+            runs[cell.id] = run
+            on_cell(assemble(plan, infos, corpus.families, runs, meta))
+
+    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
+        for future in [pool.submit(one, cell) for cell in plan.cells]:
+            future.result()
+    progress.close()
+    meta["seconds"] = round(time.monotonic() - clock, 2)
+    return assemble(plan, infos, corpus.families, runs, meta)

@@ -1,0 +1,164 @@
+"""Runs one worker per cell and survives it: crashes and timeouts become results."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compat.envs import WORKER
+
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Task:
+    """One check of one case, as the worker reads it from the plan."""
+
+    case: str
+    check: str
+    case_dir: str
+
+
+class ResultsFile:
+    """Reads a growing JSON-lines file incrementally, counting complete lines."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._offset = 0
+
+    def refresh(self) -> int:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return self.count
+        if size > self._offset:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                chunk = f.read(size - self._offset)
+            complete = chunk.rfind(b"\n") + 1
+            self.count += chunk[:complete].count(b"\n")
+            self._offset += complete
+        return self.count
+
+    def drop_partial_line(self) -> None:
+        """A worker killed mid-write may leave half a line: remove it before appending."""
+        self.refresh()
+        if self.path.exists() and self.path.stat().st_size > self._offset:
+            with self.path.open("r+b") as f:
+                f.truncate(self._offset)
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.drop_partial_line()
+        with self.path.open("a") as f:
+            f.write(json.dumps(record, sort_keys=True) + "\n")
+        self.refresh()
+
+    def records(self) -> list[dict[str, Any]]:
+        self.refresh()
+        with self.path.open("rb") as f:
+            data = f.read(self._offset)
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def _describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"worker killed by {name} (exit {returncode})"
+    return f"worker exited with code {returncode} before finishing the check"
+
+
+def _log_tail(log: Path, start: int) -> str:
+    """The last meaningful stderr line the worker wrote since `start`."""
+    with log.open("rb") as f:
+        f.seek(start)
+        text = f.read().decode(errors="replace")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Kills the worker and anything it started (it leads its own process group)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def run_worker(
+    python: Path,
+    tasks: list[Task],
+    workdir: Path,
+    timeout: float,
+) -> list[dict[str, Any]]:
+    """Runs every task in one worker process, restarting it after a crash or timeout.
+
+    Returns one raw record per task, in task order. The results file in
+    `workdir` is the only channel: the worker appends a line per finished task;
+    when it dies or stalls, this function appends the `crash` or `timeout`
+    line for the task in progress and starts a new worker at the next task.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    plan = workdir / "plan.json"
+    plan.write_text(json.dumps({"tasks": [t.__dict__ for t in tasks]}, indent=1))
+    results = ResultsFile(workdir / "results.jsonl")
+    results.path.write_text("")
+    log = workdir / "worker.log"
+    log.write_text("")
+    while results.refresh() < len(tasks):
+        start = results.count
+        log_start = log.stat().st_size
+        with log.open("ab") as err:
+            process = subprocess.Popen(
+                [str(python), str(WORKER), str(plan), str(results.path), str(start)],
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                start_new_session=True,
+            )
+        seen, last_progress, timed_out = start, time.monotonic(), False
+        while True:
+            try:
+                process.wait(timeout=POLL_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if results.refresh() != seen:
+                seen, last_progress = results.count, time.monotonic()
+            elif time.monotonic() - last_progress > timeout:
+                timed_out = True
+                _stop(process)
+                break
+        results.drop_partial_line()
+        if results.count >= len(tasks):
+            break
+        task = tasks[results.count]
+        if timed_out:
+            outcome, detail = "timeout", f"ran past the {timeout:g} s timeout; worker killed"
+        else:
+            outcome, detail = "crash", _describe_exit(process.returncode)
+            tail = _log_tail(log, log_start)
+            if tail:
+                detail += f": {tail}"
+        results.append(
+            {
+                "index": results.count,
+                "case": task.case,
+                "check": task.check,
+                "outcome": outcome,
+                "phase": "",
+                "detail": detail,
+                "seconds": round(time.monotonic() - last_progress, 4),
+            }
+        )
+    return results.records()

@@ -1,0 +1,410 @@
+"""The in-cell worker: runs checks inside one pinned onnx/onnxruntime environment.
+
+This file is executed by the environment's own interpreter, never imported by
+the host. It imports only the standard library, onnx, onnxruntime and numpy,
+and stays valid on Python 3.9 (the oldest Python with onnx/onnxruntime wheels).
+
+Protocol (the host's only channel to this process):
+
+    python worker.py PLAN.json RESULTS.jsonl START
+
+PLAN.json holds ``{"tasks": [{"case", "check", "case_dir"}, ...]}``. The worker
+runs tasks START, START+1, ... in order and appends one JSON line per finished
+task to RESULTS.jsonl, flushed at once, so a crash loses nothing already done.
+A case directory holds ``model.onnx``, ``data.npz`` (``in.NAME`` inputs and
+``out.NAME`` expected outputs) and ``case.json`` (the case's expectations).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+
+ORT_LEVELS = ("disabled", "basic", "extended", "all")
+
+
+class Verdict(Exception):
+    """Ends a check early with an outcome other than pass."""
+
+    def __init__(self, outcome, phase, detail):
+        Exception.__init__(self, detail)
+        self.outcome = outcome
+        self.phase = phase
+        self.detail = detail
+
+
+def fail(phase, detail):
+    return Verdict("fail", phase, detail)
+
+
+def skip(detail):
+    return Verdict("skip", "", detail)
+
+
+def one_line(exc):
+    text = "%s: %s" % (type(exc).__name__, str(exc).strip())
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " ".join(lines)[:2000]
+
+
+class Phase:
+    """Labels the phase of a check, so an exception is reported where it happened."""
+
+    def __init__(self, name, as_fail=()):
+        self.name = name
+        self.as_fail = as_fail  # exception types that are the check's verdict, not an error
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None or isinstance(exc, Verdict):
+            return False
+        if self.as_fail and isinstance(exc, self.as_fail):
+            raise fail(self.name, one_line(exc))
+        raise Verdict("error", self.name, one_line(exc))
+
+
+class CaseData:
+    """Lazily loaded files of one case directory, shared by all its checks."""
+
+    def __init__(self, case_dir):
+        self.case_dir = case_dir
+        with open(os.path.join(case_dir, "case.json")) as f:
+            self.spec = json.load(f)
+        self.model_path = os.path.join(case_dir, "model.onnx")
+        self._model = None
+        self._data = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            import onnx
+
+            with Phase("load"):
+                self._model = onnx.load(self.model_path)
+        return self._model
+
+    def _arrays(self):
+        if self._data is None:
+            import numpy as np
+
+            with Phase("load"), np.load(os.path.join(self.case_dir, "data.npz")) as z:
+                self._data = {name: z[name] for name in z.files}
+        return self._data
+
+    @property
+    def inputs(self):
+        return {k[3:]: v for k, v in self._arrays().items() if k.startswith("in.")}
+
+    @property
+    def expected(self):
+        return {k[4:]: v for k, v in self._arrays().items() if k.startswith("out.")}
+
+
+# --- version gates ---------------------------------------------------------
+
+
+def model_opset(model):
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx"):
+            return opset.version
+    return 0
+
+
+def require_onnx_support(model):
+    """Skip when the installed onnx cannot know this model's IR or opset."""
+    import onnx
+    import onnx.defs
+
+    if model.ir_version > onnx.IR_VERSION:
+        raise skip("IR version %d > max %d of onnx %s" % (model.ir_version, onnx.IR_VERSION, onnx.__version__))
+    opset = model_opset(model)
+    if opset > onnx.defs.onnx_opset_version():
+        raise skip("opset %d > max %d of onnx %s" % (opset, onnx.defs.onnx_opset_version(), onnx.__version__))
+
+
+# --- comparison -------------------------------------------------------------
+
+
+def compare_outputs(names, got, expected, rtol, atol):
+    """Returns None when equal within tolerance, else a one-line description."""
+    import numpy as np
+
+    for name, actual in zip(names, got):
+        if name not in expected:
+            continue
+        want = expected[name]
+        actual = np.asarray(actual)
+        if actual.shape != want.shape:
+            return "output %r has shape %s, expected %s" % (name, list(actual.shape), list(want.shape))
+        if actual.dtype != want.dtype:
+            return "output %r has dtype %s, expected %s" % (name, actual.dtype, want.dtype)
+        if actual.dtype.kind in "fc":
+            close = np.isclose(actual, want, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            close = actual == want
+        if not np.all(close):
+            bad = np.argwhere(~close)
+            index = tuple(int(i) for i in bad[0])
+            return "output %r differs at %d of %d elements, first at %s: got %r, expected %r" % (
+                name, len(bad), actual.size, list(index), actual[index].item(), want[index].item())
+    return None
+
+
+def tensor_shape(type_proto):
+    """[int | str | None] for a tensor type, or None when it has no shape."""
+    tensor = type_proto.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    dims = []
+    for dim in tensor.shape.dim:
+        if dim.HasField("dim_value"):
+            dims.append(dim.dim_value)
+        elif dim.HasField("dim_param"):
+            dims.append(dim.dim_param)
+        else:
+            dims.append(None)
+    return dims
+
+
+# --- the checks -------------------------------------------------------------
+
+
+def check_checker(case):
+    import onnx
+    import onnx.checker
+
+    model = case.model
+    require_onnx_support(model)
+    with Phase("check", as_fail=(onnx.checker.ValidationError,)):
+        onnx.checker.check_model(model, full_check=True)
+    return "onnx %s accepts the model" % onnx.__version__
+
+
+def check_shape_inference(case):
+    import onnx
+    import onnx.shape_inference
+
+    model = case.model
+    require_onnx_support(model)
+    errors = (onnx.shape_inference.InferenceError, onnx.checker.ValidationError)
+    with Phase("infer", as_fail=errors):
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    expected = case.spec.get("output_shapes") or {}
+    known = {v.name: v for v in list(inferred.graph.output) + list(inferred.graph.value_info)}
+    for name in sorted(expected):
+        want = expected[name]
+        if name not in known:
+            raise fail("compare", "no shape inferred for %r, expected %s" % (name, want))
+        got = tensor_shape(known[name].type)
+        if got != want:
+            raise fail("compare", "inferred shape of %r is %s, expected %s" % (name, got, want))
+    if expected:
+        return "inferred %s" % ", ".join("%s: %s" % (n, expected[n]) for n in sorted(expected))
+    return "strict shape inference succeeded"
+
+
+def check_reference(case):
+    import onnx
+
+    model = case.model
+    require_onnx_support(model)
+    try:
+        from onnx.reference import ReferenceEvaluator
+    except ImportError:
+        raise skip("onnx %s has no onnx.reference" % onnx.__version__)
+    expected = case.expected
+    if not expected:
+        raise skip("case declares no expected outputs")
+    with Phase("session"):
+        evaluator = ReferenceEvaluator(model)
+    names = [o.name for o in model.graph.output]
+    with Phase("run"):
+        got = evaluator.run(None, case.inputs)
+    problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+    if problem:
+        raise fail("compare", problem)
+    return "outputs match the oracle"
+
+
+def ort_session(model_path, level, optimized_path=None):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = {
+        "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }[level]
+    options.log_severity_level = 3
+    if optimized_path:
+        options.optimized_model_filepath = optimized_path
+    return ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+
+
+def check_ort_run(case):
+    expected = case.expected
+    if not expected:
+        raise skip("case declares no expected outputs")
+    problems = []
+    for level in ORT_LEVELS:
+        with Phase("session@" + level):
+            session = ort_session(case.model_path, level)
+        names = [o.name for o in session.get_outputs()]
+        with Phase("run@" + level):
+            got = session.run(None, case.inputs)
+        problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+        if problem:
+            problems.append("%s: %s" % (level, problem))
+    if problems:
+        raise fail("compare", "; ".join(problems))
+    return "outputs match the oracle at levels %s" % ", ".join(ORT_LEVELS)
+
+
+def check_ort_optimized(case):
+    import onnx
+
+    want = case.spec.get("optimized")
+    if not want:
+        raise skip("case declares no optimized structure")
+    level = want.get("level", "all")
+    folder = tempfile.mkdtemp(prefix="compat-opt-")
+    path = os.path.join(folder, "optimized.onnx")
+    with Phase("session@" + level):
+        ort_session(case.model_path, level, optimized_path=path)
+    with Phase("load"):
+        optimized = onnx.load(path)
+    counts = {}
+    for node in optimized.graph.node:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    wrong = []
+    for op_type in sorted(want["op_counts"]):
+        expected = want["op_counts"][op_type]
+        if counts.get(op_type, 0) != expected:
+            wrong.append("%s x%d (expected %d)" % (op_type, counts.get(op_type, 0), expected))
+    graph = ", ".join(node.op_type for node in optimized.graph.node)
+    if wrong:
+        raise fail("compare", "%s: %s; optimized graph: [%s]" % (want.get("meaning", "unexpected structure"), ", ".join(wrong), graph))
+    return "optimized graph: [%s]" % graph
+
+
+BUILTIN = {
+    "checker": check_checker,
+    "shape_inference": check_shape_inference,
+    "reference": check_reference,
+    "ort_run": check_ort_run,
+    "ort_optimized": check_ort_optimized,
+}
+
+
+def find_check(case, name):
+    if name in BUILTIN:
+        return BUILTIN[name]
+    custom = case.spec.get("custom_checks", {}).get(name)
+    if custom is None:
+        raise Verdict("error", "load", "unknown check %r for case %r" % (name, case.spec.get("id")))
+    spec = importlib.util.spec_from_file_location("compat_custom_%d" % abs(hash(custom["file"])), custom["file"])
+    module = importlib.util.module_from_spec(spec)
+    with Phase("load"):
+        spec.loader.exec_module(module)
+    return getattr(module, custom["function"])
+
+
+# --- the loop ----------------------------------------------------------------
+
+
+def run_task(cases, task):
+    started = time.perf_counter()
+    outcome, phase, detail = "pass", "", ""
+    try:
+        case = cases.get(task["case_dir"])
+        if case is None:
+            case = cases[task["case_dir"]] = CaseData(task["case_dir"])
+        detail = find_check(case, task["check"])(case) or ""
+    except Verdict as verdict:
+        outcome, phase, detail = verdict.outcome, verdict.phase, verdict.detail
+    except Exception as exc:  # a check's own bug, or an API missing in this release
+        outcome, phase, detail = "error", "check", one_line(exc)
+        traceback.print_exc()
+    return {
+        "case": task["case"],
+        "check": task["check"],
+        "outcome": outcome,
+        "phase": phase,
+        "detail": detail,
+        "seconds": round(time.perf_counter() - started, 4),
+    }
+
+
+PROBE_MODULES = ("onnx", "onnxruntime", "numpy", "google.protobuf")
+
+
+def probe():
+    """Proves the environment really works: imports, then runs a one-node model.
+
+    A mere import is not enough: onnxruntime < 1.18.1 under numpy 2 imports
+    with a warning and fails only when it first touches an array.
+    """
+    import platform
+
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from google import protobuf
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "probe", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    (out,) = session.run(None, {"x": np.array([1.0, -2.0], dtype=np.float32)})
+    if out.tolist() != [-1.0, 2.0]:
+        raise RuntimeError("onnxruntime computed Neg([1, -2]) = %r" % (out.tolist(),))
+    print(json.dumps({
+        "packages": {
+            "onnx": onnx.__version__,
+            "onnxruntime": ort.__version__,
+            "numpy": np.__version__,
+            "protobuf": protobuf.__version__,
+        },
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }, sort_keys=True))
+    return 0
+
+
+def main(argv):
+    if argv == ["--probe"]:
+        return probe()
+    plan_path, results_path, start = argv[0], argv[1], int(argv[2])
+    with open(plan_path) as f:
+        tasks = json.load(f)["tasks"]
+    try:
+        import onnxruntime
+
+        onnxruntime.set_default_logger_severity(3)
+    except Exception:
+        pass
+    cases = {}
+    with open(results_path, "a") as out:
+        for index in range(start, len(tasks)):
+            record = run_task(cases, tasks[index])
+            record["index"] = index
+            out.write(json.dumps(record, sort_keys=True) + "\n")
+            out.flush()  # the OS keeps it even if this process dies next
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
