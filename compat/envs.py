@@ -28,16 +28,16 @@ class Environment:
 
 
 def find_uv() -> str:
-    """The uv binary: the one the `uv` package ships, else the one on PATH."""
+    """The uv binary: on PATH (nox puts the session's own first), else the `uv` package's."""
+    found = shutil.which("uv")
+    if found:
+        return found
     try:
         from uv import find_uv_bin
 
         return str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        found = shutil.which("uv")
-        if found is None:
-            raise CompatError("uv not found; install it with `pip install uv`") from None
-        return found
+    except Exception:  # ImportError, or its own lookup failing on an odd sysconfig
+        raise CompatError("uv not found; install it with `pip install uv`") from None
 
 
 def env_python(directory: Path) -> Path:
