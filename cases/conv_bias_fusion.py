@@ -11,6 +11,7 @@ model only runs slower (onnxruntime #34139, fix #34141, seed 003 §1).
 from __future__ import annotations
 
 import numpy as np
+import onnx
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import helper
 
@@ -25,10 +26,13 @@ def conv2d(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """NCHW convolution, stride 1, padding 1: the oracle for Conv(pads=[1,1,1,1])."""
     padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     windows = sliding_window_view(padded, weight.shape[2:], axis=(2, 3))
-    return np.einsum("nchwij,ocij->nohw", windows, weight).astype(np.float32)
+    out: np.ndarray = np.einsum("nchwij,ocij->nohw", windows, weight).astype(np.float32)
+    return out
 
 
-def _follower(kind: str, conv_out: np.ndarray) -> tuple[list[object], list[str], np.ndarray]:
+def _follower(
+    kind: str, conv_out: np.ndarray
+) -> tuple[list[onnx.TensorProto], list[str], np.ndarray]:
     """The follower node's constants, its extra inputs, and its output (the oracle)."""
     gen = rng(7)
     if kind == "batchnorm":

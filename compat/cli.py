@@ -132,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"onnx-compat: error: {exc}", file=sys.stderr)
         return exc.return_code
     except KeyboardInterrupt:
-        print("onnx-compat: interrupted; results so far are in the report directory",
-              file=sys.stderr)
+        print(
+            "onnx-compat: interrupted; results so far are in the report directory", file=sys.stderr
+        )
         return 130

@@ -87,9 +87,7 @@ def select_cases(cases: list[Case], patterns: tuple[str, ...]) -> list[Case]:
         return cases
     for pattern in patterns:
         if not any(fnmatch.fnmatchcase(c.id, pattern) for c in cases):
-            raise UsageError(
-                f"--cases {pattern!r} matches no case; see `--list` for the case ids"
-            )
+            raise UsageError(f"--cases {pattern!r} matches no case; see `--list` for the case ids")
     return [c for c in cases if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
 
 

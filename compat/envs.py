@@ -116,7 +116,16 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     uv = find_uv()
     steps = [
         [uv, "venv", "--quiet", "--no-python-downloads", "--python", base_python, str(directory)],
-        [uv, "pip", "install", "--quiet", "--no-build", "--python", str(python), *cell.requirements],
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--no-build",
+            "--python",
+            str(python),
+            *cell.requirements,
+        ],
     ]
     for command in steps:
         try:
@@ -131,4 +140,3 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     record = probe(cell, python)
     marker.write_text(json.dumps({"identity": identity, "record": record.serialize()}, indent=1))
     return Environment(record, python)
-

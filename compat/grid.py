@@ -83,8 +83,10 @@ def build_tables(report: Report) -> list[Table]:
 
 def summarize(labels: tuple[str, ...], entries: tuple[str, ...]) -> str:
     """Reads a row as words: 'fails ≤ 1.20.1, passes ≥ 1.21.0'."""
-    runs = [(value, [label for label, _ in group]) for value, group in
-            groupby(zip(labels, entries, strict=True), key=lambda pair: pair[1])]
+    runs = [
+        (value, [label for label, _ in group])
+        for value, group in groupby(zip(labels, entries, strict=True), key=lambda pair: pair[1])
+    ]
     if len(runs) == 1:
         return f"{WORDS[runs[0][0]]} on all"
     if len(runs) == 2:

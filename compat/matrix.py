@@ -39,10 +39,7 @@ def requirements(onnx: str, ort: str, constraints: tuple[Constraint, ...]) -> tu
     """Exact pins plus every declared constraint whose range holds."""
     pinned = {"onnx": onnx, "onnxruntime": ort}
     extra = [
-        req
-        for c in constraints
-        if in_range(pinned[c.package], c.versions)
-        for req in c.requires
+        req for c in constraints if in_range(pinned[c.package], c.versions) for req in c.requires
     ]
     return (f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf", *dict.fromkeys(extra))
 

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 
-class Outcome(str, enum.Enum):
+class Outcome(enum.StrEnum):
     """What one check in one cell came to."""
 
     PASS = "pass"
@@ -28,7 +28,7 @@ class Outcome(str, enum.Enum):
 UNEXPECTED = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS})
 
 
-class CellState(str, enum.Enum):
+class CellState(enum.StrEnum):
     """Whether a cell's environment could be built and imported."""
 
     READY = "ready"

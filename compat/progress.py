@@ -40,13 +40,13 @@ class Progress:
         self._live_line()
         self.stream.flush()
 
-    def start(self, cell: str, what: str = "") -> None:
+    def start(self, cell: str) -> None:
         with self._lock:
             self.running.append(cell)
             if self.live:
                 self._live_line()
             else:
-                self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] start {cell} {what}".rstrip())
+                self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] start {cell}")
 
     def finish(self, cell: str, summary: str) -> None:
         with self._lock:

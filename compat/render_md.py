@@ -28,7 +28,12 @@ def _details(table: Table) -> list[str]:
     for row in table.rows:
         reasons: dict[str, list[str]] = {}
         for label, value, result in zip(table.labels, row.entries, row.results, strict=True):
-            if value in ("pass", "n/a", CellState.INSTALL_ERROR.value, CellState.IMPORT_ERROR.value):
+            if value in (
+                "pass",
+                "n/a",
+                CellState.INSTALL_ERROR.value,
+                CellState.IMPORT_ERROR.value,
+            ):
                 continue
             text = result.summary if result else value
             if result and result.known:
@@ -47,15 +52,17 @@ def _environments(report: Report) -> str:
         if cell.state is not CellState.READY and cell.detail:
             state = f"{state}: {cell.detail.splitlines()[-1]}"
         packages = cell.packages
-        rows.append([
-            cell.id,
-            packages.get("onnx", "—"),
-            packages.get("onnxruntime", "—"),
-            packages.get("numpy", "—"),
-            packages.get("protobuf", "—"),
-            cell.python or "—",
-            state,
-        ])
+        rows.append(
+            [
+                cell.id,
+                packages.get("onnx", "—"),
+                packages.get("onnxruntime", "—"),
+                packages.get("numpy", "—"),
+                packages.get("protobuf", "—"),
+                cell.python or "—",
+                state,
+            ]
+        )
     headers = ["cell", "onnx", "onnxruntime", "numpy", "protobuf", "python", "state"]
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 

@@ -42,7 +42,9 @@ def render_unexpected(report: Report, repro: str) -> str:
 def render_grid(report: Report) -> str:
     parts = []
     for table in build_tables(report):
-        rows = [[f"{row.case} · {row.check}", *(MARKS[e] for e in row.entries)] for row in table.rows]
+        rows = [
+            [f"{row.case} · {row.check}", *(MARKS[e] for e in row.entries)] for row in table.rows
+        ]
         headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
         parts.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
     parts.append(LEGEND)

@@ -122,7 +122,7 @@ def run_matrix(
     corpus: Corpus,
     settings: Settings,
     progress: Progress,
-    on_cell: Callable[[Report], None] = lambda report: None,
+    on_cell: Callable[[Report], object] = lambda report: None,
 ) -> Report:
     """Writes the cases once, runs every cell, calls `on_cell` with the report so far."""
     started = datetime.now(UTC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -88,10 +89,8 @@ def _log_tail(log: Path, start: int) -> str:
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """Kills the worker and anything it started (it leads its own process group)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait()
 
 

@@ -13,7 +13,9 @@ def parse_version(text: str, where: str) -> Version:
     try:
         return Version(text)
     except InvalidVersion:
-        raise UsageError(f"{where}: {text!r} is not a version; write a release like 1.18.0") from None
+        raise UsageError(
+            f"{where}: {text!r} is not a version; write a release like 1.18.0"
+        ) from None
 
 
 def parse_range(text: str, where: str) -> SpecifierSet:

@@ -123,10 +123,16 @@ def require_onnx_support(model):
     import onnx.defs
 
     if model.ir_version > onnx.IR_VERSION:
-        raise skip("IR version %d > max %d of onnx %s" % (model.ir_version, onnx.IR_VERSION, onnx.__version__))
+        raise skip(
+            "IR version %d > max %d of onnx %s"
+            % (model.ir_version, onnx.IR_VERSION, onnx.__version__)
+        )
     opset = model_opset(model)
     if opset > onnx.defs.onnx_opset_version():
-        raise skip("opset %d > max %d of onnx %s" % (opset, onnx.defs.onnx_opset_version(), onnx.__version__))
+        raise skip(
+            "opset %d > max %d of onnx %s"
+            % (opset, onnx.defs.onnx_opset_version(), onnx.__version__)
+        )
 
 
 # --- comparison -------------------------------------------------------------
@@ -142,7 +148,11 @@ def compare_outputs(names, got, expected, rtol, atol):
         want = expected[name]
         actual = np.asarray(actual)
         if actual.shape != want.shape:
-            return "output %r has shape %s, expected %s" % (name, list(actual.shape), list(want.shape))
+            return "output %r has shape %s, expected %s" % (
+                name,
+                list(actual.shape),
+                list(want.shape),
+            )
         if actual.dtype != want.dtype:
             return "output %r has dtype %s, expected %s" % (name, actual.dtype, want.dtype)
         if actual.dtype.kind in "fc":
@@ -153,7 +163,13 @@ def compare_outputs(names, got, expected, rtol, atol):
             bad = np.argwhere(~close)
             index = tuple(int(i) for i in bad[0])
             return "output %r differs at %d of %d elements, first at %s: got %r, expected %r" % (
-                name, len(bad), actual.size, list(index), actual[index].item(), want[index].item())
+                name,
+                len(bad),
+                actual.size,
+                list(index),
+                actual[index].item(),
+                want[index].item(),
+            )
     return None
 
 
@@ -179,10 +195,13 @@ def tensor_shape(type_proto):
 def check_checker(case):
     import onnx
     import onnx.checker
+    import onnx.shape_inference
 
     model = case.model
     require_onnx_support(model)
-    with Phase("check", as_fail=(onnx.checker.ValidationError,)):
+    # full_check runs strict shape inference: its InferenceError is a rejection too
+    rejections = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
+    with Phase("check", as_fail=rejections):
         onnx.checker.check_model(model, full_check=True)
     return "onnx %s accepts the model" % onnx.__version__
 
@@ -218,7 +237,7 @@ def check_reference(case):
     try:
         from onnx.reference import ReferenceEvaluator
     except ImportError:
-        raise skip("onnx %s has no onnx.reference" % onnx.__version__)
+        raise skip("onnx %s has no onnx.reference" % onnx.__version__) from None
     expected = case.expected
     if not expected:
         raise skip("case declares no expected outputs")
@@ -291,7 +310,11 @@ def check_ort_optimized(case):
             wrong.append("%s x%d (expected %d)" % (op_type, counts.get(op_type, 0), expected))
     graph = ", ".join(node.op_type for node in optimized.graph.node)
     if wrong:
-        raise fail("compare", "%s: %s; optimized graph: [%s]" % (want.get("meaning", "unexpected structure"), ", ".join(wrong), graph))
+        raise fail(
+            "compare",
+            "%s: %s; optimized graph: [%s]"
+            % (want.get("meaning", "unexpected structure"), ", ".join(wrong), graph),
+        )
     return "optimized graph: [%s]" % graph
 
 
@@ -310,7 +333,9 @@ def find_check(case, name):
     custom = case.spec.get("custom_checks", {}).get(name)
     if custom is None:
         raise Verdict("error", "load", "unknown check %r for case %r" % (name, case.spec.get("id")))
-    spec = importlib.util.spec_from_file_location("compat_custom_%d" % abs(hash(custom["file"])), custom["file"])
+    spec = importlib.util.spec_from_file_location(
+        "compat_custom_%d" % abs(hash(custom["file"])), custom["file"]
+    )
     module = importlib.util.module_from_spec(spec)
     with Phase("load"):
         spec.loader.exec_module(module)
@@ -367,20 +392,27 @@ def probe():
     model.ir_version = 7
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     (out,) = session.run(None, {"x": np.array([1.0, -2.0], dtype=np.float32)})
     if out.tolist() != [-1.0, 2.0]:
         raise RuntimeError("onnxruntime computed Neg([1, -2]) = %r" % (out.tolist(),))
-    print(json.dumps({
-        "packages": {
-            "onnx": onnx.__version__,
-            "onnxruntime": ort.__version__,
-            "numpy": np.__version__,
-            "protobuf": protobuf.__version__,
-        },
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }, sort_keys=True))
+    print(
+        json.dumps(
+            {
+                "packages": {
+                    "onnx": onnx.__version__,
+                    "onnxruntime": ort.__version__,
+                    "numpy": np.__version__,
+                    "protobuf": protobuf.__version__,
+                },
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+            },
+            sort_keys=True,
+        )
+    )
     return 0
 
 
