@@ -45,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.add_argument("--config", type=Path, default=Path("pyproject.toml"))
     matrix.add_argument("--case-dir", type=Path, help="case modules (default: cases/ by config)")
     matrix.add_argument(
-        "--envs-dir", type=Path, help="where cell environments live (default: .compat/envs)"
+        "--state-dir",
+        type=Path,
+        help="cell environments (envs/) and worker files (work/); default: .compat/ by config",
     )
     matrix.add_argument("--python", default=sys.executable, help="interpreter for the cells")
     matrix.set_defaults(func=cmd_matrix)
@@ -98,9 +100,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         return 0
     if args.jobs < 1:
         raise CompatError(f"--jobs {args.jobs}: give at least 1")
+    state = (args.state_dir or root / ".compat").resolve()
     settings = Settings(
-        envs_dir=(args.envs_dir or root / ".compat" / "envs").resolve(),
-        work_dir=(root / ".compat" / "work").resolve(),
+        envs_dir=state / "envs",
+        work_dir=state / "work",
         timeout=args.timeout or config.timeout,
         jobs=args.jobs,
         python=args.python,

@@ -68,9 +68,9 @@ def _axis(table: dict[str, Any], package: str, path: Path) -> Axis:
     if not isinstance(versions, list) or not versions:
         raise ConfigError(f"{path}: [{where}] versions must be a non-empty list of releases")
     for v in versions:
-        parse_version(str(v), f"{path} [{where}] versions")
+        parse_version(str(v), f"{path} [{where}] versions", ConfigError)
     pair = str(_require(table, "pair", where, path))
-    parse_version(pair, f"{path} [{where}] pair")
+    parse_version(pair, f"{path} [{where}] pair", ConfigError)
     return Axis(package, tuple(str(v) for v in versions), pair)
 
 
@@ -81,7 +81,7 @@ def _constraint(table: dict[str, Any], index: int, path: Path) -> Constraint:
     if package not in PACKAGES:
         raise ConfigError(f"{path}: [{where}] package {package!r} must be one of {PACKAGES}")
     versions = str(_require(table, "versions", where, path))
-    parse_range(versions, f"{path} [{where}] versions")
+    parse_range(versions, f"{path} [{where}] versions", ConfigError)
     requires = _require(table, "requires", where, path)
     return Constraint(package, versions, tuple(requires), str(table.get("reason", "")))
 

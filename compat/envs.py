@@ -49,9 +49,12 @@ def _identity(cell: Cell, base_python: str) -> dict[str, object]:
     return {"requirements": list(cell.requirements), "base_python": base_python}
 
 
-def _last_lines(text: str, count: int = 12) -> str:
-    lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
-    return "\n".join(lines[-count:])
+def _trim(text: str, head: int = 20, tail: int = 30) -> str:
+    """The installer's or interpreter's message, with the middle of a long one elided."""
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    if len(lines) > head + tail:
+        lines = [*lines[:head], f"[... {len(lines) - head - tail} lines ...]", *lines[-tail:]]
+    return "\n".join(lines)
 
 
 def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
@@ -60,7 +63,7 @@ def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
         onnx=cell.onnx,
         onnxruntime=cell.onnxruntime,
         state=state,
-        detail=_last_lines(message) or "(no message)",
+        detail=_trim(message) or "(no message)",
         requirements=cell.requirements,
     )
 

@@ -106,6 +106,23 @@ class CellRecord:
     detail: str = ""
     requirements: tuple[str, ...] = ()
 
+    @property
+    def summary(self) -> str:
+        """One line for tables: the message's first paragraph, or a traceback's last line."""
+        paragraph: list[str] = []
+        for line in self.detail.strip().splitlines():
+            if line.startswith("Traceback"):
+                break
+            if not line.strip():
+                if paragraph:
+                    break
+                continue
+            paragraph.append(line.strip())
+        if paragraph:
+            return " ".join(paragraph)[:300]
+        lines = [line.strip() for line in self.detail.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else ""
+
     def serialize(self) -> dict[str, Any]:
         data = asdict(self)
         data["state"] = self.state.value

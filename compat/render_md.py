@@ -50,7 +50,7 @@ def _environments(report: Report) -> str:
     for cell in report.cells:
         state = cell.state.value
         if cell.state is not CellState.READY and cell.detail:
-            state = f"{state}: {cell.detail.splitlines()[-1]}"
+            state = f"{state}: {cell.summary}"
         packages = cell.packages
         rows.append(
             [

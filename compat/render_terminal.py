@@ -30,8 +30,7 @@ def render_unexpected(report: Report, repro: str) -> str:
     """Broken cells and unexpected results, each with what to do next."""
     lines = []
     for cell in report.broken_cells:
-        last = cell.detail.splitlines()[-1] if cell.detail else ""
-        lines.append(f"{cell.id}: {cell.state.value}: {last}")
+        lines.append(f"{cell.id}: {cell.state.value}: {cell.summary}")
     for r in report.unexpected:
         lines.append(f"{r.cell} · {r.case} · {r.check}: {r.summary}".replace("\n", " "))
     if lines:

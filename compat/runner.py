@@ -79,12 +79,13 @@ def _describe_exit(returncode: int) -> str:
 
 
 def _log_tail(log: Path, start: int) -> str:
-    """The last meaningful stderr line the worker wrote since `start`."""
+    """The worker's last words since `start`: faulthandler's verdict, else the last line."""
     with log.open("rb") as f:
         f.seek(start)
         text = f.read().decode(errors="replace")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:500] if lines else ""
+    fatal = [line for line in lines if line.startswith("Fatal Python error")]
+    return (fatal or lines or [""])[-1][:500]
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

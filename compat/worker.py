@@ -17,6 +17,7 @@ A case directory holds ``model.onnx``, ``data.npz`` (``in.NAME`` inputs and
 
 from __future__ import annotations
 
+import faulthandler
 import importlib.util
 import json
 import os
@@ -355,6 +356,8 @@ def run_task(cases, task):
         detail = find_check(case, task["check"])(case) or ""
     except Verdict as verdict:
         outcome, phase, detail = verdict.outcome, verdict.phase, verdict.detail
+    except AssertionError as exc:  # a case-specific check's way of saying "fail"
+        outcome, phase, detail = "fail", "check", str(exc) or "assertion failed"
     except Exception as exc:  # a check's own bug, or an API missing in this release
         outcome, phase, detail = "error", "check", one_line(exc)
         traceback.print_exc()
@@ -419,6 +422,7 @@ def probe():
 def main(argv):
     if argv == ["--probe"]:
         return probe()
+    faulthandler.enable()  # a segfault leaves "Fatal Python error" and a stack in the log
     plan_path, results_path, start = argv[0], argv[1], int(argv[2])
     with open(plan_path) as f:
         tasks = json.load(f)["tasks"]

@@ -1,0 +1,30 @@
+"""Unit tests never spawn processes by accident (cf. cibuildwheel's unit_test/conftest.py).
+
+Tests that run real child processes are marked `subprocess`; tests that build real
+onnx/onnxruntime environments with uv are marked `envs`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_accidental_processes(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if request.node.get_closest_marker("subprocess") or request.node.get_closest_marker("envs"):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(
+            f"unit test {request.node.nodeid} tried to start a process {args[:1]}: "
+            "mark it @pytest.mark.subprocess if that is intended"
+        )
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)

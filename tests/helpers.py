@@ -1,0 +1,56 @@
+"""Tiny models and case directories shared by the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from onnx import helper
+
+from compat.build import const, model, tensor
+from compat.case import Case, CustomCheck, Optimized
+from compat.corpus import write_case
+
+HOSTILE = str(Path(__file__).with_name("data") / "hostile_checks.py")
+
+
+def add_one_model(x_dims: list[int] | None = None, one_dims: tuple[int, ...] = (1,)) -> object:
+    """y = Identity(x) + 1: small enough to reason about, with an Identity to optimize away."""
+    nodes = [
+        helper.make_node("Identity", ["x"], ["x_copy"]),
+        helper.make_node("Add", ["x_copy", "one"], ["y"]),
+    ]
+    return model(
+        nodes,
+        [tensor("x", np.float32, x_dims or [2])],
+        [tensor("y", np.float32, [None])],
+        [const("one", np.ones(one_dims, dtype=np.float32))],
+    )
+
+
+def add_one_case(**changes: object) -> Case:
+    x = np.array([1.0, 2.0], dtype=np.float32)
+    fields: dict[str, object] = {
+        "id": "tiny.add_one",
+        "description": "y = x + 1",
+        "model": add_one_model(),
+        "inputs": {"x": x},
+        "expected": {"y": x + 1},
+        "output_shapes": {"y": [2]},
+        "optimized": Optimized(op_counts={"Identity": 0}, meaning="Identity kept"),
+    }
+    fields.update(changes)
+    return Case(**fields)  # type: ignore[arg-type]
+
+
+def hostile_case(*functions: str) -> Case:
+    """A case whose custom checks misbehave on purpose (see data/hostile_checks.py)."""
+    return add_one_case(
+        id="tiny.hostile",
+        custom_checks=tuple(CustomCheck(f, HOSTILE, f) for f in functions),
+        builtin_checks=(),
+    )
+
+
+def case_dir(case: Case, root: Path) -> str:
+    return str(write_case(case, root).directory)

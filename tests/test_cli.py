@@ -1,0 +1,60 @@
+"""The command line: the plan, usage errors as one line with exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compat.cli import main
+from tests.conftest import ROOT
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_prints_the_resolved_plan_without_running(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--list", "--onnx", "1.18.0", "--ort", "1.17.3", "--cases", "pad_*")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "2 cells × 2 cases (10 checks per cell, 20 in all)"
+    assert "  onnx1.18.0-ort1.24.4         onnx==1.18.0 onnxruntime==1.24.4 numpy protobuf" in lines
+    assert any(line.startswith("  onnx1.23.2-ort1.17.3") and "numpy<2" in line for line in lines)
+    assert any(line.startswith("  pad_pads_from_constant.value_ints ") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--cases", "nothing_like_this*"), "--cases 'nothing_like_this*' matches no case"),
+        (("--onnx", "1.18,next"), "--onnx: 'next' is not a version"),
+        (("--cells", "onnx9*"), "--cells onnx9* matches no cell"),
+        (("--jobs", "0"), "--jobs 0: give at least 1"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    code, _, err = run(capsys, *args)
+    assert code == 2
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_an_unknown_config_key_names_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text((ROOT / "pyproject.toml").read_text().replace("timeout = 60", "timeuot = 60"))
+    code = main(["matrix", "--config", str(config), "--list", "--case-dir", str(ROOT / "cases")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{config}: unknown key 'timeuot' in [tool.compat]" in err
+
+
+def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["matrix", "--no-such-flag"])
+    assert info.value.code == 2

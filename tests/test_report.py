@@ -1,0 +1,175 @@
+"""matrix.json round trip, and the Markdown and terminal renderings (snapshots)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.render_md import render_markdown
+from compat.render_terminal import render_grid, render_unexpected
+from compat.report import CaseInfo, Report, read_json, write_json
+
+GOLDEN = Path(__file__).with_name("golden")
+ONNX_CHECKS = {"checker": "onnx", "shape_inference": "onnx"}
+ORT_CHECKS = {"ort_run": "onnxruntime", "ort_optimized": "onnxruntime"}
+
+
+def ready(onnx: str, ort: str, numpy: str = "2.4.6") -> CellRecord:
+    packages = {"onnx": onnx, "onnxruntime": ort, "numpy": numpy, "protobuf": "7.36.2"}
+    return CellRecord(
+        f"onnx{onnx}-ort{ort}", onnx, ort, CellState.READY, packages, "3.11.7", "Linux"
+    )
+
+
+def sample_report() -> Report:
+    cells = (
+        ready("1.18.0", "1.24.4"),
+        ready("1.21.0", "1.24.4"),
+        ready("1.23.2", "1.17.3", numpy="1.26.4"),
+        CellRecord(
+            "onnx1.23.2-ort1.14.1",
+            "1.23.2",
+            "1.14.1",
+            CellState.INSTALL_ERROR,
+            detail="× No solution found\n╰─▶ onnxruntime==1.14.1 has no usable wheels",
+        ),
+    )
+    cases = (
+        CaseInfo(
+            "pads.value_ints",
+            "pads",
+            "Pad(x, Constant(value_ints))",
+            "ab12",
+            {**ONNX_CHECKS, **ORT_CHECKS},
+            (
+                {
+                    "package": "onnx",
+                    "versions": "<1.21",
+                    "checks": ["shape_inference"],
+                    "reason": "rejected",
+                    "link": "https://example.org/bug/1",
+                },
+            ),
+        ),
+        CaseInfo(
+            "pads.tensor",
+            "pads",
+            "Pad(x, Constant(value=tensor))",
+            "cd34",
+            {**ONNX_CHECKS, **ORT_CHECKS},
+        ),
+    )
+    xfail = CheckResult(
+        "onnx1.18.0-ort1.24.4", "pads.value_ints", "shape_inference", Outcome.XFAIL,
+        detail="InferenceError: 'pads' must be 1D", phase="infer",
+        known="https://example.org/bug/1", seconds=0.02,
+    )  # fmt: skip
+    crash = CheckResult(
+        "onnx1.23.2-ort1.17.3", "pads.tensor", "ort_run", Outcome.CRASH,
+        detail="worker killed by SIGSEGV (exit -11)",
+    )  # fmt: skip
+    special = {(r.cell, r.case, r.check): r for r in (xfail, crash)}
+    results = []
+    for cell in cells[:3]:
+        for case in cases:
+            for check, outcome, detail in [
+                ("checker", Outcome.PASS, ""),
+                ("shape_inference", Outcome.PASS, ""),
+                ("ort_run", Outcome.PASS, ""),
+                ("ort_optimized", Outcome.SKIP, "no expectation"),
+            ]:
+                plain = CheckResult(cell.id, case.id, check, outcome, detail=detail)
+                results.append(special.get((cell.id, case.id, check), plain))
+    return Report(
+        cells=cells,
+        cases=cases,
+        results=tuple(results),
+        axes={
+            "onnx": ("onnx1.18.0-ort1.24.4", "onnx1.21.0-ort1.24.4"),
+            "onnxruntime": ("onnx1.23.2-ort1.14.1", "onnx1.23.2-ort1.17.3"),
+        },
+        families={"pads": "Pad whose pads come from a Constant."},
+        run={"started": "2026-11-29T00:00:00+00:00", "seconds": 1.5},
+    )
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed; rerun with UPDATE_GOLDEN=1 if intended"
+
+
+def test_markdown_matches_the_snapshot() -> None:
+    check_golden("matrix.md", render_markdown(sample_report()))
+
+
+def test_terminal_grid_and_unexpected_list_match_the_snapshot() -> None:
+    report = sample_report()
+    text = render_grid(report) + "\n\n" + render_unexpected(report, "nox -s matrix -- ...")
+    check_golden("terminal.txt", text + "\n")
+
+
+def test_rendering_is_deterministic_and_free_of_run_metadata() -> None:
+    a = sample_report()
+    b = Report(a.cells, a.cases, a.results, a.axes, a.families, run={"seconds": 99, "host": "x"})
+    assert render_markdown(a) == render_markdown(b)
+    assert "2026-11-29" not in render_markdown(a)
+
+
+def test_unexpected_lists_broken_cells_and_crashes_but_not_xfail_or_skip() -> None:
+    text = render_unexpected(sample_report(), "REPRO")
+    assert text.splitlines()[0] == "2 unexpected (rerun one cell with: REPRO):"
+    assert (
+        "onnx1.23.2-ort1.14.1: install-error: × No solution found ╰─▶ onnxruntime==1.14.1" in text
+    )
+    assert "onnx1.23.2-ort1.17.3 · pads.tensor · ort_run: crash: worker killed by SIGSEGV" in text
+    assert "xfail" not in text
+
+
+def test_json_round_trip(tmp_path: Path) -> None:
+    report = sample_report()
+    write_json(report, tmp_path / "matrix.json")
+    assert read_json(tmp_path / "matrix.json") == report
+    data = json.loads((tmp_path / "matrix.json").read_text())
+    assert data["schema_version"] == 1
+    assert set(data["cells"][0]) >= {"id", "packages", "python", "state", "detail"}
+    assert set(data["results"][0]) >= {"cell", "case", "check", "outcome", "detail", "seconds"}
+
+
+text = st.text(max_size=30)
+
+
+@given(
+    st.builds(
+        CheckResult,
+        cell=text,
+        case=text,
+        check=text,
+        outcome=st.sampled_from(Outcome),
+        detail=text,
+        phase=text,
+        seconds=st.floats(0, 1e6, allow_nan=False),
+        known=text,
+    ),
+    st.builds(
+        CellRecord,
+        id=text,
+        onnx=text,
+        onnxruntime=text,
+        state=st.sampled_from(CellState),
+        packages=st.dictionaries(text, text, max_size=4),
+        python=text,
+        platform=text,
+        detail=text,
+        requirements=st.tuples(text, text),
+    ),
+)
+def test_records_survive_json_whatever_they_hold(result: CheckResult, cell: CellRecord) -> None:
+    assert CheckResult.from_dict(json.loads(json.dumps(result.serialize()))) == result
+    assert CellRecord.from_dict(json.loads(json.dumps(cell.serialize()))) == cell

@@ -1,0 +1,131 @@
+"""Each built-in check's pass, fail, error and skip paths, on tiny models, in process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from compat import worker
+from compat.case import Optimized
+from tests.helpers import add_one_case, add_one_model, case_dir, hostile_case
+
+
+def run(case: object, check: str, tmp_path: Path) -> dict[str, object]:
+    directory = case_dir(case, tmp_path)  # type: ignore[arg-type]
+    return worker.run_task({}, {"case": "c", "check": check, "case_dir": directory})
+
+
+@pytest.mark.parametrize(
+    "check", ["checker", "shape_inference", "reference", "ort_run", "ort_optimized"]
+)
+def test_every_check_passes_on_a_correct_case(check: str, tmp_path: Path) -> None:
+    result = run(add_one_case(), check, tmp_path)
+    assert (result["outcome"], result["phase"]) == ("pass", ""), result
+
+
+def test_checker_fails_on_an_unknown_op(tmp_path: Path) -> None:
+    broken = add_one_model()
+    broken.graph.node[0].op_type = "NoSuchOp"
+    result = run(add_one_case(model=broken), "checker", tmp_path)
+    assert (result["outcome"], result["phase"]) == ("fail", "check")
+    assert "NoSuchOp" in str(result["detail"])
+
+
+def test_shape_inference_fails_when_inference_rejects_the_model(tmp_path: Path) -> None:
+    # x: [2] + one: [3] cannot broadcast: strict inference raises.
+    result = run(add_one_case(model=add_one_model(one_dims=(3,))), "shape_inference", tmp_path)
+    assert (result["outcome"], result["phase"]) == ("fail", "infer")
+    assert "InferenceError" in str(result["detail"])
+
+
+def test_shape_inference_fails_when_the_shape_differs_from_the_expectation(tmp_path: Path) -> None:
+    result = run(add_one_case(output_shapes={"y": [3]}), "shape_inference", tmp_path)
+    assert (result["outcome"], result["phase"]) == ("fail", "compare")
+    assert result["detail"] == "inferred shape of 'y' is [2], expected [3]"
+
+
+def test_reference_fails_on_wrong_values_and_says_where(tmp_path: Path) -> None:
+    wrong = {"y": np.array([2.0, 9.0], dtype=np.float32)}
+    result = run(add_one_case(expected=wrong), "reference", tmp_path)
+    assert (result["outcome"], result["phase"]) == ("fail", "compare")
+    assert "differs at 1 of 2 elements, first at [1]: got 3.0, expected 9.0" in str(
+        result["detail"]
+    )
+
+
+def test_ort_run_fails_at_every_level_with_wrong_values(tmp_path: Path) -> None:
+    wrong = {"y": np.array([2.0, 9.0], dtype=np.float32)}
+    result = run(add_one_case(expected=wrong), "ort_run", tmp_path)
+    assert (result["outcome"], result["phase"]) == ("fail", "compare")
+    for level in ("disabled", "basic", "extended", "all"):
+        assert f"{level}: output 'y'" in str(result["detail"])
+
+
+def test_ort_run_fails_on_a_wrong_dtype(tmp_path: Path) -> None:
+    wrong = {"y": np.array([2.0, 3.0], dtype=np.float64)}
+    result = run(add_one_case(expected=wrong), "ort_run", tmp_path)
+    assert result["outcome"] == "fail"
+    assert "dtype float32, expected float64" in str(result["detail"])
+
+
+def test_ort_run_reports_a_session_error_with_its_phase(tmp_path: Path) -> None:
+    broken = add_one_model()
+    broken.graph.node[0].op_type = "NoSuchOp"
+    result = run(add_one_case(model=broken), "ort_run", tmp_path)
+    assert (result["outcome"], result["phase"]) == ("error", "session@disabled")
+    assert "NoSuchOp" in str(result["detail"])
+
+
+def test_ort_optimized_fails_when_the_structure_differs(tmp_path: Path) -> None:
+    keeps = Optimized(op_counts={"Identity": 1}, meaning="Identity removed")
+    result = run(add_one_case(optimized=keeps), "ort_optimized", tmp_path)
+    assert (result["outcome"], result["phase"]) == ("fail", "compare")
+    assert str(result["detail"]).startswith("Identity removed: Identity x0 (expected 1)")
+
+
+def test_ort_optimized_skips_without_an_expectation(tmp_path: Path) -> None:
+    result = run(add_one_case(optimized=None), "ort_optimized", tmp_path)
+    assert result["outcome"] == "skip"
+
+
+def test_checks_skip_an_opset_the_installed_onnx_does_not_know(tmp_path: Path) -> None:
+    future = add_one_model()
+    future.opset_import[0].version = 999
+    for check in ("checker", "shape_inference", "reference"):
+        result = run(add_one_case(model=future), check, tmp_path / check)
+        assert result["outcome"] == "skip", result
+        assert "opset 999 > max" in str(result["detail"])
+
+
+def test_a_raising_custom_check_is_an_error_and_an_assertion_is_a_fail(tmp_path: Path) -> None:
+    directory = case_dir(hostile_case("explode", "wrong"), tmp_path)
+    cases: dict[str, object] = {}
+    explode = worker.run_task(cases, {"case": "c", "check": "explode", "case_dir": directory})
+    wrong = worker.run_task(cases, {"case": "c", "check": "wrong", "case_dir": directory})
+    assert (explode["outcome"], explode["detail"]) == ("error", "RuntimeError: boom")
+    assert (wrong["outcome"], wrong["detail"]) == ("fail", "got 3, expected 4")
+
+
+def test_an_unknown_check_is_an_error(tmp_path: Path) -> None:
+    result = run(add_one_case(), "no_such_check", tmp_path)
+    assert result["outcome"] == "error"
+    assert "unknown check 'no_such_check'" in str(result["detail"])
+
+
+def test_compare_outputs_accepts_values_within_tolerance() -> None:
+    got = [np.array([1.0, 2.0 + 1e-7], dtype=np.float32)]
+    expected = {"y": np.array([1.0, 2.0], dtype=np.float32)}
+    assert worker.compare_outputs(["y"], got, expected, rtol=1e-5, atol=1e-6) is None
+    far = [np.array([1.0, 2.1], dtype=np.float32)]
+    assert worker.compare_outputs(["y"], far, expected, rtol=1e-5, atol=1e-6) is not None
+
+
+def test_model_opset_reads_the_default_domain() -> None:
+    built = helper.make_model(
+        helper.make_graph([], "g", [], []),
+        opset_imports=[helper.make_opsetid("com.microsoft", 1), helper.make_opsetid("", 17)],
+    )
+    assert worker.model_opset(built) == 17
