@@ -34,6 +34,11 @@ class Row:
     results: tuple[CheckResult | None, ...]
 
 
+def variant(case: str, family: str) -> str:
+    """`family.a.b` -> `a.b`: inside a family's table the family name is noise."""
+    return case[len(family) + 1 :] if case.startswith(family + ".") else case
+
+
 @dataclass(frozen=True)
 class Table:
     family: str

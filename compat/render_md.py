@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from compat.grid import AXIS_TITLES, Row, Table, build_tables, summarize
+from compat.grid import AXIS_TITLES, Row, Table, build_tables, summarize, variant
 from compat.outcomes import CellState
 from compat.report import Report
 
@@ -18,8 +18,7 @@ LEGEND = (
 
 
 def _row_name(row: Row, family: str) -> str:
-    variant = row.case[len(family) + 1 :] or row.case
-    return f"{variant} · {row.check}"
+    return f"{variant(row.case, family)} · {row.check}"
 
 
 def _details(table: Table) -> list[str]:

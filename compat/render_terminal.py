@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from compat.grid import AXIS_TITLES, build_tables
+from compat.grid import AXIS_TITLES, build_tables, variant
 from compat.report import Report
 
 MARKS = {
@@ -42,7 +42,8 @@ def render_grid(report: Report) -> str:
     parts = []
     for table in build_tables(report):
         rows = [
-            [f"{row.case} · {row.check}", *(MARKS[e] for e in row.entries)] for row in table.rows
+            [f"{variant(row.case, table.family)} · {row.check}", *(MARKS[e] for e in row.entries)]
+            for row in table.rows
         ]
         headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
         parts.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))

@@ -61,6 +61,16 @@ def test_a_release_that_does_not_exist_is_an_install_error_while_other_cells_fin
     markdown = (tmp_path / "out" / "matrix.md").read_text()
     assert "install-error" in markdown
 
+    # An unchanged environment is reused, not rebuilt, on the next run.
+    sentinel = tmp_path / "state" / "envs" / "onnx1.23.2-ort1.24.4" / "sentinel"
+    sentinel.write_text("still here")
+    code, again = run_matrix(
+        tmp_path, "--onnx", "1.23.2", "--ort", "1.24.4", "--cross", "--cases", "pad_*"
+    )
+    assert code == 0 and sentinel.exists()
+    untimed = [{**r, "seconds": 0} for r in again["results"]]
+    assert untimed == [{**r, "seconds": 0} for r in results]
+
 
 def test_old_onnxruntime_needs_its_declared_numpy_constraint(tmp_path: Path) -> None:
     """onnxruntime 1.17.3 imports under numpy 1.x (the declared constraint) and not under 2."""
