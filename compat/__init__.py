@@ -1,20 +1,32 @@
-"""onnx-compat: a cross-version compatibility matrix runner for ONNX and ONNX Runtime."""
+"""onnx-compat: a cross-version compatibility matrix runner for ONNX and ONNX Runtime.
+
+Exports resolve lazily, so `python -m compat annotations` runs inside any cell
+(Python 3.9+, onnx/onnxruntime/numpy only) without importing the host side.
+"""
 
 from __future__ import annotations
 
-from compat.case import Case, CustomCheck, KnownFailure, Optimized
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
-from compat.report import Report, read_json
+import importlib
+from typing import Any
 
-__all__ = [
-    "Case",
-    "CellRecord",
-    "CellState",
-    "CheckResult",
-    "CustomCheck",
-    "KnownFailure",
-    "Optimized",
-    "Outcome",
-    "Report",
-    "read_json",
-]
+_EXPORTS = {
+    "Case": "compat.case",
+    "CustomCheck": "compat.case",
+    "KnownFailure": "compat.case",
+    "Optimized": "compat.case",
+    "CellRecord": "compat.outcomes",
+    "CellState": "compat.outcomes",
+    "CheckResult": "compat.outcomes",
+    "Outcome": "compat.outcomes",
+    "Report": "compat.report",
+    "read_json": "compat.report",
+    "check_run": "compat.annotations",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'compat' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -19,6 +19,9 @@ CHECK_AXIS: dict[str, Package] = {
     "reference": "onnx",
     "ort_run": "onnxruntime",
     "ort_optimized": "onnxruntime",
+    "annotations": "onnx",
+    "inferred_annotations": "onnx",
+    "annotations_builtin": "onnx",
 }
 BUILTIN_CHECKS = tuple(CHECK_AXIS)
 
@@ -68,6 +71,10 @@ class Case:
     output_shapes: dict[str, list[Dim]] = field(default_factory=dict)
     optimized: Optimized | None = None
     known: tuple[KnownFailure, ...] = ()
+    #: more runs for the annotation checks, each with a fresh binding map
+    extra_runs: tuple[dict[str, np.ndarray], ...] = ()
+    #: violations every run must find, as `value:axis`, `value:rank` or `value:dtype`
+    violations: tuple[str, ...] = ()
     custom_checks: tuple[CustomCheck, ...] = ()
     builtin_checks: tuple[str, ...] = BUILTIN_CHECKS
     rtol: float = 1e-5

@@ -94,6 +94,8 @@ def select_cases(cases: list[Case], patterns: tuple[str, ...]) -> list[Case]:
 def _npz_bytes(case: Case) -> bytes:
     arrays = {f"in.{k}": v for k, v in case.inputs.items()}
     arrays.update({f"out.{k}": v for k, v in case.expected.items()})
+    for index, feeds in enumerate(case.extra_runs, start=1):
+        arrays.update({f"run{index}.{k}": v for k, v in feeds.items()})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
@@ -114,6 +116,7 @@ def spec_of(case: Case) -> dict[str, object]:
         "custom_checks": {
             c.name: {"file": c.file, "function": c.function} for c in case.custom_checks
         },
+        "violations": list(case.violations),
         "rtol": case.rtol,
         "atol": case.atol,
     }

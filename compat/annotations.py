@@ -1,0 +1,408 @@
+"""Run-time semantics of shape annotations (seed 000, "Semantics of Shape Annotations").
+
+One binding map β per inference run, growing only. Every produced value that
+carries an annotation is checked against it:
+
+1. no shape field → satisfied;
+2. a rank different from the actual rank → violated;
+3. per axis: dim_value k → the axis must equal k; dim_param N → bind β(N) on
+   first sight, compare afterwards; neither set → satisfied.
+
+Names are global: one namespace for the whole model, nested subgraphs included.
+The element type is checked as well.
+
+This module runs inside every cell (loaded by path from the worker) and on the
+host: it imports only the standard library, numpy, onnx (≥ 1.14) and, lazily,
+onnxruntime, and stays valid on Python 3.9. It does not use onnx's own checker
+(`ReferenceEvaluator(check_shape_annotations=True)`, onnx ≥ 1.23): that one is
+what the `annotations_builtin` check compares against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+DEFAULT_DIM = 2  # the size of a generated symbolic or anonymous axis, unless --dim says
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One annotation that a run contradicts."""
+
+    value: str
+    axis: Optional[int]  # None for a rank or element-type violation
+    declared: str  # "3", "N", "rank 2", "float32"
+    actual: str  # "4", "rank 3", "int64"
+    bound_by: Optional[str]  # for a dim_param: "x axis 0 (=2)", the first sight of the name
+    message: str
+    precondition: bool = False  # a graph input: the caller's obligation
+
+    @property
+    def key(self) -> str:
+        """`y:1` for an axis, else `y:rank` or `y:dtype`: how cases name expected violations."""
+        if self.axis is not None:
+            return "%s:%d" % (self.value, self.axis)
+        return "%s:%s" % (self.value, "rank" if self.declared.startswith("rank") else "dtype")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "value": self.value,
+            "axis": self.axis,
+            "declared": self.declared,
+            "actual": self.actual,
+            "bound_by": self.bound_by,
+            "message": self.message,
+        }
+
+
+class Bindings:
+    """β: symbolic name → size, plus where each name was first seen. Never overwritten."""
+
+    def __init__(self) -> None:
+        self.sizes: Dict[str, int] = {}
+        self.origin: Dict[str, Tuple[str, int]] = {}
+
+    def where(self, name: str) -> str:
+        value, axis = self.origin[name]
+        return "%r axis %d" % (value, axis)
+
+
+def _dim_text(dim: Any) -> str:
+    which = dim.WhichOneof("value")
+    if which == "dim_value":
+        return str(dim.dim_value)
+    if which == "dim_param":
+        return str(dim.dim_param)
+    return "?"
+
+
+def shape_text(type_proto: Any) -> str:
+    """`[N, 3]`, `[?, 3]` (anonymous axis), or `no shape`."""
+    if not type_proto.HasField("tensor_type") or not type_proto.tensor_type.HasField("shape"):
+        return "no shape"
+    return "[%s]" % ", ".join(_dim_text(d) for d in type_proto.tensor_type.shape.dim)
+
+
+def _np_dtype(elem_type: int) -> Optional[np.dtype]:
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+    except Exception:  # no numpy equivalent (bfloat16, float8...): nothing to compare
+        return None
+
+
+def check_value(
+    name: str,
+    type_proto: Any,
+    array: Any,
+    beta: Bindings,
+    precondition: bool = False,
+) -> List[Violation]:
+    """Checks one produced value against its annotation, binding new names in `beta`."""
+    if type_proto is None or not type_proto.HasField("tensor_type"):
+        return []
+    shape = getattr(array, "shape", None)
+    if shape is None:
+        return []
+    tensor = type_proto.tensor_type
+    found = []
+    role = "input %r (a precondition)" % name if precondition else "value %r" % name
+
+    def violation(
+        axis: Optional[int], declared: str, actual: str, bound_by: Optional[str], text: str
+    ) -> None:
+        found.append(Violation(name, axis, declared, actual, bound_by, text, precondition))
+
+    declared_dtype = _np_dtype(tensor.elem_type) if tensor.elem_type else None
+    actual_dtype = getattr(array, "dtype", None)
+    if declared_dtype is not None and actual_dtype is not None:
+        strings = declared_dtype == np.dtype(object) and actual_dtype.kind in "OU"
+        if actual_dtype != declared_dtype and not strings:
+            violation(
+                None,
+                str(declared_dtype),
+                str(actual_dtype),
+                None,
+                "%s: declared element type %s, actual %s" % (role, declared_dtype, actual_dtype),
+            )
+    if not tensor.HasField("shape"):  # rule 1: no shape, nothing asserted
+        return found
+    dims = list(tensor.shape.dim)
+    actual = [int(s) for s in shape]
+    if len(dims) != len(actual):  # rule 2
+        violation(
+            None,
+            "rank %d" % len(dims),
+            "rank %d" % len(actual),
+            None,
+            "%s: declared %s has rank %d, actual shape %s has rank %d"
+            % (role, shape_text(type_proto), len(dims), actual, len(actual)),
+        )
+        return found
+    for axis, (dim, size) in enumerate(zip(dims, actual)):
+        which = dim.WhichOneof("value")
+        if which == "dim_value":  # rule 3, constant
+            if dim.dim_value != size:
+                violation(
+                    axis,
+                    str(dim.dim_value),
+                    str(size),
+                    None,
+                    "%s axis %d: declared %d, actual %d" % (role, axis, dim.dim_value, size),
+                )
+        elif which == "dim_param":  # rule 3, symbolic: bind on first sight, compare afterwards
+            symbol = dim.dim_param
+            if symbol not in beta.sizes:
+                beta.sizes[symbol] = size
+                beta.origin[symbol] = (name, axis)
+            elif beta.sizes[symbol] != size:
+                where = beta.where(symbol)
+                violation(
+                    axis,
+                    symbol,
+                    str(size),
+                    where,
+                    "%s axis %d: declared %s = %d (bound by %s), actual %d"
+                    % (role, axis, symbol, beta.sizes[symbol], where, size),
+                )
+        # neither set: an anonymous dimension asserts nothing
+    return found
+
+
+# --- which values carry annotations ------------------------------------------
+
+
+def _subgraphs(graph: Any) -> Iterable[Any]:
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield attr.g
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield g
+
+
+def annotations_of(graph: Any, top_level: bool = True) -> Dict[str, Any]:
+    """name → TypeProto of every annotated value, nested subgraphs included (one namespace)."""
+    found: Dict[str, Any] = {}
+    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if info.HasField("type") and info.name not in found:
+            found[info.name] = info.type
+    for sub in _subgraphs(graph):
+        for name, type_proto in annotations_of(sub, False).items():
+            found.setdefault(name, type_proto)
+    return found
+
+
+def top_level_names(graph: Any) -> List[str]:
+    """Annotated values of the main graph, in the order they are produced."""
+    declared = {i.name for i in list(graph.input) + list(graph.value_info) + list(graph.output)}
+    order = [i.name for i in graph.input]
+    order += [t.name for t in graph.initializer if t.name not in order]
+    for node in graph.node:
+        order += [o for o in node.output if o and o not in order]
+    return [n for n in order if n in declared]
+
+
+# --- one run --------------------------------------------------------------------
+
+
+@dataclass
+class RunVerdict:
+    """What one run says about every annotation."""
+
+    bindings: Dict[str, int] = field(default_factory=dict)
+    violations: List[Violation] = field(default_factory=list)
+    unchecked: List[str] = field(default_factory=list)
+    error: Optional[str] = None  # the runtime failed: nothing after the inputs is known
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and self.error is None
+
+    @property
+    def keys(self) -> List[str]:
+        return [v.key for v in self.violations]
+
+    def to_dict(self) -> Dict[str, Any]:
+        data = {
+            "ok": self.ok,
+            "bindings": dict(sorted(self.bindings.items())),
+            "violations": [v.to_dict() for v in self.violations],
+            "unchecked": sorted(self.unchecked),
+        }
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+
+def judge(model: Any, feeds: Dict[str, np.ndarray], observed: List[Tuple[str, Any]]) -> RunVerdict:
+    """Applies the rules to a run: inputs first (preconditions), then values as produced.
+
+    `observed` lists (name, array) in an order the run could have produced
+    them; a name observed twice (a Loop body value) is checked every time.
+    """
+    annotated = annotations_of(model.graph)
+    beta = Bindings()
+    verdict = RunVerdict()
+    seen = set()
+    input_names = [i.name for i in model.graph.input]
+    initializers = {t.name: t for t in model.graph.initializer}
+    for name in input_names:
+        if name in feeds:
+            verdict.violations += check_value(name, annotated.get(name), feeds[name], beta, True)
+            seen.add(name)
+        elif name in initializers:  # an input with a default (IR < 4 style)
+            verdict.violations += check_value(
+                name, annotated.get(name), numpy_helper.to_array(initializers[name]), beta
+            )
+            seen.add(name)
+    for name, tensor in initializers.items():
+        if name not in seen and name in annotated:
+            verdict.violations += check_value(
+                name, annotated[name], numpy_helper.to_array(tensor), beta
+            )
+            seen.add(name)
+    for name, array in observed:
+        if name in annotated and name not in input_names:
+            verdict.violations += check_value(name, annotated[name], array, beta)
+            seen.add(name)
+    verdict.bindings = dict(beta.sizes)
+    verdict.unchecked = sorted(set(annotated) - seen)
+    return verdict
+
+
+def observe_ort(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+    """Runs a copy of the model in onnxruntime with every annotated top-level value exposed."""
+    import onnxruntime as ort
+
+    watched = [
+        n for n in top_level_names(model.graph) if n not in {i.name for i in model.graph.input}
+    ]
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    # The annotations under judgement must not steer or stop the run: onnxruntime
+    # sees the input annotations only (it enforces those itself) and every other
+    # annotated value as an untyped extra output, whose type it infers.
+    del copy.graph.value_info[:]
+    for output in copy.graph.output:
+        output.ClearField("type")
+    outputs = {o.name for o in copy.graph.output}
+    for name in watched:
+        if name not in outputs:
+            copy.graph.output.add().name = name
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        copy.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    names = [o.name for o in session.get_outputs()]
+    values = dict(zip(names, session.run(None, feeds)))
+    return [(n, values[n]) for n in watched if n in values]
+
+
+def observe_reference(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+    """Runs the reference evaluator, recording every value as it is produced.
+
+    Each node's `run` (nested If/Loop/Scan bodies included) is wrapped to
+    record its outputs, and each nested evaluator's `run` to record the
+    body's inputs: this works on every onnx release with onnx.reference.
+    """
+    from onnx.reference import ReferenceEvaluator
+
+    observed: List[Tuple[str, Any]] = []
+    evaluator = ReferenceEvaluator(model)
+
+    def instrument(ev: Any, nested: bool) -> None:
+        if nested:
+            run = ev.run
+
+            def run_recording(
+                output_names: Any, feed_inputs: Any, *args: Any, **kwargs: Any
+            ) -> Any:
+                for name in getattr(ev, "input_names", []):
+                    if name in feed_inputs:
+                        observed.append((name, feed_inputs[name]))
+                return run(output_names, feed_inputs, *args, **kwargs)
+
+            ev.run = run_recording
+        for node in getattr(ev, "rt_nodes_", []):
+            if type(node).__name__ != "OpFunction":  # a function body has its own names
+                for attr in list(vars(node).values()):
+                    if isinstance(attr, ReferenceEvaluator):
+                        instrument(attr, True)
+            node_run = node.run
+
+            def node_recording(
+                *args: Any, _run: Any = node_run, _node: Any = node, **kwargs: Any
+            ) -> Any:
+                outputs = _run(*args, **kwargs)
+                for name, value in zip(_node.output, outputs):
+                    if name:
+                        observed.append((name, value))
+                return outputs
+
+            node.run = node_recording
+
+    instrument(evaluator, False)
+    evaluator.run(None, feeds)
+    return observed
+
+
+RUNTIMES = {"ort": observe_ort, "reference": observe_reference}
+
+
+def check_run(model: Any, feeds: Dict[str, np.ndarray], runtime: str = "ort") -> RunVerdict:
+    """One run with a fresh β. A runtime failure is recorded, inputs are still judged."""
+    try:
+        observed = RUNTIMES[runtime](model, feeds)
+    except Exception as exc:
+        verdict = judge(model, feeds, [])
+        message = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
+        verdict.error = "%s run failed: %s" % (runtime, message[:1000])
+        return verdict
+    return judge(model, feeds, observed)
+
+
+# --- inputs from annotations ----------------------------------------------------
+
+
+def generate_inputs(
+    model: Any, dims: Optional[Dict[str, int]] = None, seed: int = 0
+) -> Dict[str, np.ndarray]:
+    """Random feeds that satisfy the input annotations; symbolic sizes from `dims`."""
+    dims = dict(dims or {})
+    rng = np.random.default_rng(seed)
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for info in model.graph.input:
+        if info.name in initializers:
+            continue
+        tensor = info.type.tensor_type
+        dtype = _np_dtype(tensor.elem_type) if info.type.HasField("tensor_type") else None
+        if dtype is None:
+            raise ValueError("input %r is not a tensor with a numpy element type" % info.name)
+        shape = []
+        for dim in tensor.shape.dim:
+            which = dim.WhichOneof("value")
+            if which == "dim_value":
+                shape.append(dim.dim_value)
+            elif which == "dim_param":
+                shape.append(dims.setdefault(dim.dim_param, DEFAULT_DIM))
+            else:
+                shape.append(DEFAULT_DIM)
+        if dtype.kind == "f":
+            feeds[info.name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind in "iu":
+            feeds[info.name] = rng.integers(0, 5, size=shape).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[info.name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            raise ValueError(
+                "input %r has element type %s: give its values with --inputs" % (info.name, dtype)
+            )
+    return feeds
