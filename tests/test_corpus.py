@@ -34,12 +34,10 @@ INTERFACE_IDS = {
 
 
 def test_the_seed_case_ids_are_all_there() -> None:
-    assert {c.id for c in CORPUS.cases} == INTERFACE_IDS
-    assert set(CORPUS.families) == {
-        "pad_pads_from_constant",
-        "conv_bias_fusion",
-        "shape_slice_folding",
-    }
+    assert INTERFACE_IDS <= {c.id for c in CORPUS.cases}
+    assert {"pad_pads_from_constant", "conv_bias_fusion", "shape_slice_folding"} <= set(
+        CORPUS.families
+    )
     assert all(CORPUS.families.values())
 
 
