@@ -77,6 +77,9 @@ class Case:
     violations: tuple[str, ...] = ()
     custom_checks: tuple[CustomCheck, ...] = ()
     builtin_checks: tuple[str, ...] = BUILTIN_CHECKS
+    #: "numpy": `expected` is the oracle; "onnxruntime": the outputs with
+    #: optimizations disabled are (for drop-in models, which have no oracle)
+    oracle: Literal["numpy", "onnxruntime"] = "numpy"
     rtol: float = 1e-5
     atol: float = 1e-6
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from compat.config import load_config
 from compat.corpus import Corpus, discover_cases, select_cases
-from compat.errors import CompatError
+from compat.dropin import load_dropins
+from compat.errors import CompatError, UsageError
 from compat.matrix import Plan, expand, parse_version_list, select_cells
 from compat.progress import Progress
 from compat.render_md import render_markdown
@@ -43,7 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.add_argument("--timeout", type=float, help="seconds one check may run (default: config)")
     matrix.add_argument("--out", type=Path, default=Path("reports"), help="report directory")
     matrix.add_argument("--config", type=Path, default=Path("pyproject.toml"))
-    matrix.add_argument("--case-dir", type=Path, help="case modules (default: cases/ by config)")
+    matrix.add_argument(
+        "--corpus", type=Path, help="directory of case modules (default: cases/ beside the config)"
+    )
+    matrix.add_argument(
+        "--cases-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="drop-in models: every *.onnx in DIR becomes a case (repeatable)",
+    )
     matrix.add_argument(
         "--state-dir",
         type=Path,
@@ -93,7 +104,12 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     onnx = parse_version_list(args.onnx, "--onnx") if args.onnx else None
     ort = parse_version_list(args.ort, "--ort") if args.ort else None
     plan = select_cells(expand(config, onnx, ort, args.cross), _globs(args.cells))
-    corpus = discover_cases(args.case_dir or root / "cases")
+    corpus = discover_cases(args.corpus or root / "cases")
+    for directory in [*config.cases_dirs, *args.cases_dir]:
+        family, description, cases = load_dropins(directory)
+        if family in corpus.families:
+            raise UsageError(f"{directory}: drop-in family {family!r} clashes with a case family")
+        corpus = Corpus(corpus.cases + cases, {**corpus.families, family: description})
     corpus = Corpus(select_cases(corpus.cases, _globs(args.cases)), corpus.families)
     if args.list:
         print(describe_plan(plan, corpus))

@@ -39,9 +39,10 @@ class Config:
     constraints: tuple[Constraint, ...]
     timeout: float
     source: Path
+    cases_dirs: tuple[Path, ...] = ()  # drop-in model directories, relative to the config
 
 
-_TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints"}
+_TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints", "cases-dirs"}
 _AXIS_KEYS = {"versions", "pair"}
 _CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
 
@@ -104,4 +105,5 @@ def load_config(path: Path) -> Config:
         ),
         timeout=float(table.get("timeout", 60)),
         source=path,
+        cases_dirs=tuple(path.parent / d for d in table.get("cases-dirs", [])),
     )

@@ -117,6 +117,7 @@ def spec_of(case: Case) -> dict[str, object]:
             c.name: {"file": c.file, "function": c.function} for c in case.custom_checks
         },
         "violations": list(case.violations),
+        "oracle": case.oracle,
         "rtol": case.rtol,
         "atol": case.atol,
     }

@@ -145,8 +145,9 @@ def test_an_output_assertion_is_judged_against_the_run(runtime: str) -> None:
 @pytest.mark.parametrize("runtime", ["ort", "reference"])
 def test_inputs_are_preconditions_reported_even_when_the_runtime_refuses(runtime: str) -> None:
     """ "Annotations attached to the model's inputs are preconditions." """
-    fixed = model([helper.make_node("Neg", ["x"], ["y"])], [tensor("x", F32, [3])],
-                  [tensor("y", F32, [3])])  # fmt: skip
+    fixed = model(
+        [helper.make_node("Neg", ["x"], ["y"])], [tensor("x", F32, [3])], [tensor("y", F32, [3])]
+    )
     verdict = check_run(fixed, {"x": arr(2)}, runtime)
     assert verdict.violations[0].precondition
     assert verdict.violations[0].message.startswith("input 'x' (a precondition) axis 0")
@@ -164,10 +165,14 @@ def test_every_run_gets_a_fresh_binding_map() -> None:
 
 def if_model(then_dims: list[int | str | None]) -> onnx.ModelProto:
     then = helper.make_graph(
-        [helper.make_node("Concat", ["x", "x"], ["t"], axis=0),
-         helper.make_node("Identity", ["t"], ["t_out"])],
-        "then", [], [tensor("t_out", F32, [None])],
-    )  # fmt: skip
+        [
+            helper.make_node("Concat", ["x", "x"], ["t"], axis=0),
+            helper.make_node("Identity", ["t"], ["t_out"]),
+        ],
+        "then",
+        [],
+        [tensor("t_out", F32, [None])],
+    )
     then.value_info.append(tensor("t", F32, then_dims))
     other = helper.make_graph(
         [helper.make_node("Neg", ["x"], ["e"])], "else", [], [tensor("e", F32, [None])]

@@ -48,7 +48,7 @@ def test_an_unknown_config_key_names_the_file(
 ) -> None:
     config = tmp_path / "pyproject.toml"
     config.write_text((ROOT / "pyproject.toml").read_text().replace("timeout = 60", "timeuot = 60"))
-    code = main(["matrix", "--config", str(config), "--list", "--case-dir", str(ROOT / "cases")])
+    code = main(["matrix", "--config", str(config), "--list", "--corpus", str(ROOT / "cases")])
     err = capsys.readouterr().err
     assert code == 2
     assert f"{config}: unknown key 'timeuot' in [tool.compat]" in err

@@ -21,7 +21,7 @@ def run_matrix(
             "matrix",
             "--config",
             str(config),
-            "--case-dir",
+            "--corpus",
             str(ROOT / "cases"),
             "--state-dir",
             str(tmp_path / "state"),
@@ -65,11 +65,31 @@ def test_a_release_that_does_not_exist_is_an_install_error_while_other_cells_fin
     sentinel = tmp_path / "state" / "envs" / "onnx1.23.2-ort1.24.4" / "sentinel"
     sentinel.write_text("still here")
     code, again = run_matrix(
-        tmp_path, "--onnx", "1.23.2", "--ort", "1.24.4", "--cross", "--cases", "pad_*"
+        tmp_path,
+        "--onnx",
+        "1.23.2",
+        "--ort",
+        "1.24.4",
+        "--cross",
+        "--cases",
+        "pad_*,models.*",
+        "--cases-dir",
+        str(ROOT / "examples" / "models"),
     )
-    assert code == 0 and sentinel.exists()
-    untimed = [{**r, "seconds": 0} for r in again["results"]]
+    assert code == 1 and sentinel.exists()  # 1: the example's wrong output annotation
+    untimed = [{**r, "seconds": 0} for r in again["results"] if r["case"].startswith("pad_")]
     assert untimed == [{**r, "seconds": 0} for r in results]
+
+    # Drop-in models are rows of their own, judged without a hand-written oracle.
+    dropins = {
+        (r["case"], r["check"]): r["outcome"]
+        for r in again["results"]
+        if r["case"].startswith("models.")
+    }
+    assert dropins[("models.wrong_output_annotation", "annotations")] == "fail"
+    assert dropins[("models.layer_norm", "ort_run")] == "pass"
+    markdown = (tmp_path / "out" / "matrix.md").read_text()
+    assert "## models" in markdown and "| wrong_output_annotation · annotations " in markdown
 
 
 def test_old_onnxruntime_needs_its_declared_numpy_constraint(tmp_path: Path) -> None:
