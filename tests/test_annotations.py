@@ -362,3 +362,35 @@ def test_judge_checks_inputs_before_anything_else() -> None:
     verdict = judge(built, {"x": arr(3)}, [("y", arr(6))])
     assert verdict.bindings == {"N": 3}  # bound by the input, so y is the violator
     assert verdict.keys == ["y:0"]
+
+
+def loop_model(body_dims: list[int | str | None]) -> onnx.ModelProto:
+    """Loop three times over v -> v + 1; the body's `w` is annotated `body_dims`."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Add", ["v_in", "one"], ["w"]),
+            helper.make_node("Identity", ["w"], ["v_out"]),
+        ],
+        "body",
+        [tensor("i", np.int64, []), tensor("cond_in", np.bool_, []), tensor("v_in", F32, [None])],
+        [tensor("cond_out", np.bool_, []), tensor("v_out", F32, [None])],
+        [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])],
+    )
+    body.value_info.append(tensor("w", F32, body_dims))
+    return model(
+        [helper.make_node("Loop", ["trips", "cond", "x"], ["y"], body=body)],
+        [tensor("x", F32, ["N"])],
+        [tensor("y", F32, [None])],
+        [
+            helper.make_tensor("trips", TensorProto.INT64, [], [3]),
+            helper.make_tensor("cond", TensorProto.BOOL, [], [True]),
+        ],
+    )
+
+
+def test_values_inside_a_loop_body_are_checked_at_every_iteration() -> None:
+    holds = check_run(loop_model(["N"]), {"x": arr(4)}, "reference")
+    assert holds.ok and "w" not in holds.unchecked
+    violated = check_run(loop_model([5]), {"x": arr(4)}, "reference")
+    assert violated.keys == ["w:0", "w:0", "w:0"]  # once per iteration
