@@ -8,6 +8,7 @@ import importlib.util
 import io
 import json
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,11 +22,13 @@ _ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 @dataclass(frozen=True)
 class CaseFiles:
-    """A case as the workers see it: a directory and the hash of its model bytes."""
+    """A case as the workers see it: a directory, the hash of its model bytes, and
+    `content`, the hash of everything a worker reads (model, arrays, expectations)."""
 
     case: Case
     directory: Path
     sha256: str
+    content: str
 
 
 @dataclass(frozen=True)
@@ -92,12 +95,22 @@ def select_cases(cases: list[Case], patterns: tuple[str, ...]) -> list[Case]:
 
 
 def _npz_bytes(case: Case) -> bytes:
+    """The case's arrays as an npz whose bytes depend on the arrays alone.
+
+    `np.savez` stamps each member with the current time; fixed stamps make the
+    bytes, and so the result-cache keys, stable across runs.
+    """
     arrays = {f"in.{k}": v for k, v in case.inputs.items()}
     arrays.update({f"out.{k}": v for k, v in case.expected.items()})
     for index, feeds in enumerate(case.extra_runs, start=1):
         arrays.update({f"run{index}.{k}": v for k, v in feeds.items()})
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name in sorted(arrays):
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.asarray(arrays[name]), allow_pickle=False)
+            archive.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0)),
+                             member.getvalue())  # fmt: skip
     return buffer.getvalue()
 
 
@@ -128,7 +141,9 @@ def write_case(case: Case, root: Path) -> CaseFiles:
     directory = root / case.id
     directory.mkdir(parents=True, exist_ok=True)
     model_bytes = case.model.SerializeToString(deterministic=True)
-    (directory / "model.onnx").write_bytes(model_bytes)
-    (directory / "data.npz").write_bytes(_npz_bytes(case))
-    (directory / "case.json").write_text(json.dumps(spec_of(case), indent=1, sort_keys=True))
-    return CaseFiles(case, directory.resolve(), hashlib.sha256(model_bytes).hexdigest())
+    data = _npz_bytes(case)
+    spec = json.dumps(spec_of(case), indent=1, sort_keys=True).encode()
+    for name, content in (("model.onnx", model_bytes), ("data.npz", data), ("case.json", spec)):
+        (directory / name).write_bytes(content)
+    everything = hashlib.sha256(model_bytes + data + spec).hexdigest()
+    return CaseFiles(case, directory.resolve(), hashlib.sha256(model_bytes).hexdigest(), everything)

@@ -17,10 +17,12 @@ class Cell:
     onnx: str
     onnxruntime: str
     requirements: tuple[str, ...]
+    tag: str = ""  # set when extra pins (a CI's numpy==...) make it a different environment
 
     @property
     def id(self) -> str:
-        return f"onnx{self.onnx}-ort{self.onnxruntime}"
+        base = f"onnx{self.onnx}-ort{self.onnxruntime}"
+        return f"{base}-{self.tag}" if self.tag else base
 
     def version(self, package: str) -> str:
         return self.onnx if package == "onnx" else self.onnxruntime
@@ -84,6 +86,28 @@ def select_cells(plan: Plan, patterns: tuple[str, ...]) -> Plan:
     if not keep:
         ids = ", ".join(c.id for c in plan.cells)
         raise UsageError(f"--cells {','.join(patterns)} matches no cell; the cells are: {ids}")
+    return Plan(
+        tuple(c for c in plan.cells if c in keep),
+        {name: tuple(c for c in cells if c in keep) for name, cells in plan.axes.items()},
+        plan.cross,
+    )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`2/3` -> (2, 3)."""
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit()) or not 1 <= int(k) <= int(n):
+        raise UsageError(f"--shard {text}: write K/N with 1 <= K <= N, like --shard 2/3")
+    return int(k), int(n)
+
+
+def select_shard(plan: Plan, k: int, n: int) -> Plan:
+    """Shard K of N: every N-th cell of the plan, starting at the K-th.
+
+    Every job of a sharded run expands the same plan, so the assignment is the
+    same on every machine, and the shards cover each cell exactly once.
+    """
+    keep = set(plan.cells[k - 1 :: n])
     return Plan(
         tuple(c for c in plan.cells if c in keep),
         {name: tuple(c for c in cells if c in keep) for name, cells in plan.axes.items()},

@@ -45,6 +45,7 @@ class CheckResultDict(TypedDict):
     detail: str
     seconds: float
     known: str
+    traceback: str
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class CheckResult:
     phase: str = ""
     seconds: float = 0.0
     known: str = ""  # link of the known failure that classified this result
+    traceback: str = ""  # the worker's full traceback behind an error or fail, if any
 
     def serialize(self) -> CheckResultDict:
         return {
@@ -70,6 +72,7 @@ class CheckResult:
             "detail": self.detail,
             "seconds": self.seconds,
             "known": self.known,
+            "traceback": self.traceback,
         }
 
     @classmethod
@@ -83,6 +86,7 @@ class CheckResult:
             phase=data.get("phase", ""),
             seconds=float(data.get("seconds", 0.0)),
             known=data.get("known", ""),
+            traceback=data.get("traceback", ""),
         )
 
     @property

@@ -26,15 +26,15 @@ LEGEND = (
 )
 
 
-def render_unexpected(report: Report, repro: str) -> str:
-    """Broken cells and unexpected results, each with what to do next."""
+def render_unexpected(report: Report) -> str:
+    """Broken cells and unexpected results, first of all: what needs a look."""
     lines = []
     for cell in report.broken_cells:
         lines.append(f"{cell.id}: {cell.state.value}: {cell.summary}")
     for r in report.unexpected:
         lines.append(f"{r.cell} · {r.case} · {r.check}: {r.summary}".replace("\n", " "))
     if lines:
-        lines.insert(0, f"{len(lines)} unexpected (rerun one cell with: {repro}):")
+        lines.insert(0, f"{len(lines)} unexpected:")
     return "\n".join(lines)
 
 

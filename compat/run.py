@@ -13,6 +13,7 @@ from pathlib import Path
 
 import onnx
 
+from compat.cache import ResultCache, result_key
 from compat.case import Case
 from compat.corpus import CaseFiles, Corpus, write_case
 from compat.envs import ensure_env
@@ -31,12 +32,14 @@ class Settings:
     timeout: float
     jobs: int
     python: str
+    cache_dir: Path | None = None  # None: run every check (--fresh)
 
 
 @dataclass(frozen=True)
 class CellRun:
     record: CellRecord
     results: tuple[CheckResult, ...]
+    executed: int = 0  # checks really run now, the rest came from the result cache
 
 
 def case_info(files: CaseFiles) -> CaseInfo:
@@ -65,8 +68,18 @@ def run_cell(cell: Cell, cases: list[CaseFiles], settings: Settings) -> CellRun:
     env = ensure_env(cell, settings.envs_dir, settings.python)
     if env.record.state is not CellState.READY:
         return CellRun(env.record, ())
-    tasks = [Task(f.case.id, check, str(f.directory)) for f in cases for check in f.case.checks]
-    raw = run_worker(env.python, tasks, settings.work_dir / "cells" / cell.id, settings.timeout)
+    jobs = [(f, check) for f in cases for check in f.case.checks]
+    cache = ResultCache(settings.cache_dir, cell.id) if settings.cache_dir else None
+    keys = [result_key(env.record, f, check) for f, check in jobs]
+    cached = [cache.get(k) if cache else None for k in keys]
+    todo = [i for i, hit in enumerate(cached) if hit is None]
+    tasks = [Task(jobs[i][0].case.id, jobs[i][1], str(jobs[i][0].directory)) for i in todo]
+    fresh = run_worker(env.python, tasks, settings.work_dir / "cells" / cell.id, settings.timeout)
+    if cache:
+        cache.put([(keys[i], record) for i, record in zip(todo, fresh, strict=True)])
+    for i, record in zip(todo, fresh, strict=True):
+        cached[i] = record
+    raw = [r for r in cached if r is not None]
     by_id: dict[str, Case] = {f.case.id: f.case for f in cases}
     results = tuple(
         classify(
@@ -78,13 +91,14 @@ def run_cell(cell: Cell, cases: list[CaseFiles], settings: Settings) -> CellRun:
                 detail=r["detail"],
                 phase=r["phase"],
                 seconds=r["seconds"],
+                traceback=r.get("traceback", ""),
             ),
             by_id[r["case"]],
             cell,
         )
         for r in raw
     )
-    return CellRun(env.record, results)
+    return CellRun(env.record, results, executed=len(tasks))
 
 
 def _summary(run: CellRun) -> str:
@@ -123,6 +137,7 @@ def run_matrix(
     settings: Settings,
     progress: Progress,
     on_cell: Callable[[Report], object] = lambda report: None,
+    extra_meta: dict[str, object] | None = None,
 ) -> Report:
     """Writes the cases once, runs every cell, calls `on_cell` with the report so far."""
     started = datetime.now(UTC)
@@ -136,6 +151,7 @@ def run_matrix(
         "generator_onnx": onnx.__version__,
         "jobs": settings.jobs,
         "timeout": settings.timeout,
+        **(extra_meta or {}),
     }
     runs: dict[str, CellRun] = {}
     lock = threading.Lock()
@@ -153,4 +169,5 @@ def run_matrix(
             future.result()
     progress.close()
     meta["seconds"] = round(time.monotonic() - clock, 2)
+    meta["executed"] = sum(run.executed for run in runs.values())
     return assemble(plan, infos, corpus.families, runs, meta)

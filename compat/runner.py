@@ -108,6 +108,8 @@ def run_worker(
     when it dies or stalls, this function appends the `crash` or `timeout`
     line for the task in progress and starts a new worker at the next task.
     """
+    if not tasks:
+        return []
     workdir.mkdir(parents=True, exist_ok=True)
     plan = workdir / "plan.json"
     plan.write_text(json.dumps({"tasks": [t.__dict__ for t in tasks]}, indent=1))

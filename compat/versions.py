@@ -29,3 +29,8 @@ def parse_range(text: str, where: str, error: type[CompatError] = UsageError) ->
 def in_range(version: str, spec: str) -> bool:
     """True when `version` lies in the range `spec`, pre-releases included."""
     return SpecifierSet(spec).contains(version, prereleases=True)
+
+
+def version_key(version: str) -> Version:
+    """Sort and compare key for release strings."""
+    return Version(version)

@@ -17,11 +17,17 @@ A case directory holds ``model.onnx``, ``data.npz`` (``in.NAME`` inputs and
 
 from __future__ import annotations
 
+import sys
+
+# Run as a script, this file's folder (compat/) heads sys.path; no module there
+# may shadow the standard library's in the cell. Siblings are loaded by path.
+if sys.path and sys.path[0] and __name__ == "__main__":
+    del sys.path[0]
+
 import faulthandler
 import importlib.util
 import json
 import os
-import sys
 import tempfile
 import time
 import traceback
@@ -32,11 +38,12 @@ ORT_LEVELS = ("disabled", "basic", "extended", "all")
 class Verdict(Exception):
     """Ends a check early with an outcome other than pass."""
 
-    def __init__(self, outcome, phase, detail):
+    def __init__(self, outcome, phase, detail, trace=""):
         Exception.__init__(self, detail)
         self.outcome = outcome
         self.phase = phase
         self.detail = detail
+        self.trace = trace  # the full traceback of the exception behind it, if any
 
 
 def fail(phase, detail):
@@ -66,9 +73,9 @@ class Phase:
     def __exit__(self, exc_type, exc, tb):
         if exc is None or isinstance(exc, Verdict):
             return False
-        if self.as_fail and isinstance(exc, self.as_fail):
-            raise fail(self.name, one_line(exc))
-        raise Verdict("error", self.name, one_line(exc))
+        trace = "".join(traceback.format_exception(exc_type, exc, tb))
+        outcome = "fail" if self.as_fail and isinstance(exc, self.as_fail) else "error"
+        raise Verdict(outcome, self.name, one_line(exc), trace)
 
 
 class CaseData:
@@ -526,19 +533,25 @@ def find_check(case, name):
 
 def run_task(cases, task):
     started = time.perf_counter()
-    outcome, phase, detail = "pass", "", ""
+    outcome, phase, detail, trace = "pass", "", "", ""
     try:
         case = cases.get(task["case_dir"])
         if case is None:
             case = cases[task["case_dir"]] = CaseData(task["case_dir"])
         detail = find_check(case, task["check"])(case) or ""
     except Verdict as verdict:
-        outcome, phase, detail = verdict.outcome, verdict.phase, verdict.detail
+        outcome, phase, detail, trace = (
+            verdict.outcome,
+            verdict.phase,
+            verdict.detail,
+            verdict.trace,
+        )
     except AssertionError as exc:  # a case-specific check's way of saying "fail"
         outcome, phase, detail = "fail", "check", str(exc) or "assertion failed"
+        trace = traceback.format_exc()
     except Exception as exc:  # a check's own bug, or an API missing in this release
         outcome, phase, detail = "error", "check", one_line(exc)
-        traceback.print_exc()
+        trace = traceback.format_exc()
     return {
         "case": task["case"],
         "check": task["check"],
@@ -546,6 +559,7 @@ def run_task(cases, task):
         "phase": phase,
         "detail": detail,
         "seconds": round(time.perf_counter() - started, 4),
+        "traceback": trace,
     }
 
 

@@ -73,6 +73,12 @@ def _imports(tree: ast.AST) -> set[str]:
     return names
 
 
+def test_no_module_of_the_package_shadows_the_standard_library() -> None:
+    """The worker runs from compat/, whose modules would shadow stdlib ones in the cell."""
+    names = {path.stem for path in WORKER.parent.glob("*.py")}
+    assert not names & STDLIB
+
+
 def test_the_worker_imports_nothing_from_the_host_and_parses_as_python_3_9() -> None:
     tree = ast.parse(WORKER.read_text(), feature_version=(3, 9))
     foreign = _imports(tree) - STDLIB - CELL_PACKAGES - {"__future__"}

@@ -1,0 +1,71 @@
+"""The result cache: a check is not re-run while nothing it depends on changed.
+
+A result is keyed by the cell's exact installed versions, the case's content
+hash (model bytes, arrays, expectations) and the hash of the code that runs the
+check (the worker and the modules it loads, custom check files included). The
+cache lives in `.compat/cache/`, one JSON-lines file per cell, and is safe to
+delete at any time. Timeouts are never cached: they depend on the machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from compat.corpus import CaseFiles
+from compat.envs import WORKER
+from compat.outcomes import CellRecord
+
+#: Everything the worker executes, besides the case files themselves.
+CODE = (WORKER, WORKER.with_name("annotations.py"))
+UNCACHED = frozenset({"timeout"})
+
+
+def code_hash(files: CaseFiles) -> str:
+    digest = hashlib.sha256()
+    paths = [*CODE, *(Path(c.file) for c in files.case.custom_checks)]
+    for path in paths:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def result_key(record: CellRecord, files: CaseFiles, check: str) -> str:
+    identity = {
+        "packages": record.packages,
+        "python": record.python,
+        "platform": record.platform,
+        "case": files.content,
+        "code": code_hash(files),
+        "check": check,
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+class ResultCache:
+    """Raw worker records of one cell, by key; appends as results arrive."""
+
+    def __init__(self, directory: Path, cell: str) -> None:
+        self.path = directory / f"{cell}.jsonl"
+        self.entries: dict[str, dict[str, Any]] = {}
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    entry = json.loads(line)
+                    self.entries[entry["key"]] = entry["record"]
+                except (ValueError, KeyError):
+                    continue  # a torn line from an interrupted run: that result reruns
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.entries.get(key)
+
+    def put(self, items: list[tuple[str, dict[str, Any]]]) -> None:
+        fresh = [(k, r) for k, r in items if r["outcome"] not in UNCACHED]
+        if not fresh:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a") as f:
+            for key, record in fresh:
+                f.write(json.dumps({"key": key, "record": record}, sort_keys=True) + "\n")
+                self.entries[key] = record
