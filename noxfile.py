@@ -39,6 +39,27 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def repro(session: nox.Session) -> None:
+    """Rebuild one cell under exact pins: `nox -s repro -- onnx==1.18.0 [--requirements F]`."""
+    session.install("-e", ".")
+    run_compat(session, "repro", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bisect(session: nox.Session) -> None:
+    """First release where an outcome changes: `nox -s bisect -- --case C --check K --package P`."""
+    session.install("-e", ".")
+    run_compat(session, "bisect", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def merge(session: nox.Session) -> None:
+    """Combine shard reports: `nox -s merge -- shard1/ shard2/ [--out reports]`."""
+    session.install("-e", ".")
+    run_compat(session, "merge", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Run the test suite (a few real environments included): `nox -s tests -- -k NAME`."""
     session.install("-e", ".[test]")

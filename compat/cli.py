@@ -238,7 +238,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     shard = f", shard {args.shard}" if args.shard else ""
     print(f"{describe_plan(plan, corpus).splitlines()[0]}{shard} — {settings.jobs} at a time")
     meta: dict[str, object] = {
-        "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()}
+        "plan_cells": [c.id for c in whole.cells],
+        "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()},
     }
     if args.shard:
         meta["shard"] = args.shard

@@ -45,7 +45,9 @@ def merge(directories: list[Path]) -> Report:
                 raise UsageError(f"{directory}: cell {cell.id} is also in {seen[cell.id]}")
             seen[cell.id] = directory
     cells = {c.id: c for _, s in shards for c in s.cells}
-    order = list(dict.fromkeys(i for ids in plan_axes.values() for i in ids))
+    order = first.run.get("plan_cells") or list(
+        dict.fromkeys(i for ids in plan_axes.values() for i in ids)
+    )
     results = {c: [r for _, s in shards for r in s.results if r.cell == c] for c in cells}
     return Report(
         cells=tuple(cells[i] for i in order if i in cells),
@@ -55,6 +57,7 @@ def merge(directories: list[Path]) -> Report:
         families=first.families,
         run={
             "merged_from": [str(d) for d, _ in shards],
+            "plan_cells": order,
             "plan_axes": plan_axes,
             "generator_onnx": first.run.get("generator_onnx"),
             "seconds": max(float(s.run.get("seconds", 0)) for _, s in shards),

@@ -29,7 +29,8 @@ class CaseInfo:
             "family": self.family,
             "description": self.description,
             "sha256": self.sha256,
-            "checks": self.checks,
+            # pairs, not an object: the file is written with sorted keys, the order matters
+            "checks": [[check, axis] for check, axis in self.checks.items()],
             "known": list(self.known),
         }
 
@@ -40,7 +41,7 @@ class CaseInfo:
             family=data["family"],
             description=data["description"],
             sha256=data["sha256"],
-            checks=dict(data["checks"]),
+            checks={check: axis for check, axis in data["checks"]},
             known=tuple(data.get("known", ())),
         )
 

@@ -28,3 +28,10 @@ def _no_accidental_processes(
         )
 
     monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+
+
+@pytest.fixture(scope="session")
+def shared_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One state directory (environments, cache) for the real-environment tests that
+    only need cells to exist, so each release is installed once per test session."""
+    return tmp_path_factory.mktemp("state")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from compat.cli import main
+from compat.envs import env_python, find_uv
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.envs
@@ -121,3 +124,76 @@ def test_old_onnxruntime_needs_its_declared_numpy_constraint(tmp_path: Path) -> 
     assert cell["state"] == "ready" and cell["packages"]["numpy"].startswith("1.")
     outcomes = {r["check"]: r["outcome"] for r in report["results"]}
     assert outcomes["ort_run"] == "pass" and outcomes["ort_optimized"] == "xfail"
+
+
+def test_shards_merged_equal_a_single_run(tmp_path: Path, shared_state: Path) -> None:
+    axes = ["--onnx", "1.21.0,1.23.2", "--ort", "1.22.1", "--cases", "pad_*"]
+    common = ["--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state)]
+    assert main(["matrix", *common, *axes, "--out", str(tmp_path / "single"), "--fresh"]) == 0
+    for k in (1, 2, 3):
+        out = str(tmp_path / f"shard{k}")
+        assert main(["matrix", *common, *axes, "--shard", f"{k}/3", "--out", out, "--fresh"]) == 0
+    shards = [str(tmp_path / f"shard{k}") for k in (3, 1, 2)]
+    assert main(["merge", *shards, "--out", str(tmp_path / "merged")]) == 0
+
+    single = json.loads((tmp_path / "single" / "matrix.json").read_text())
+    merged = json.loads((tmp_path / "merged" / "matrix.json").read_text())
+    untimed = [{k: v for k, v in r.items() if k != "seconds"} for r in single["results"]]
+    assert [{k: v for k, v in r.items() if k != "seconds"} for r in merged["results"]] == untimed
+    for key in ("cells", "cases", "axes", "families"):
+        assert merged[key] == single[key]
+    single_md = (tmp_path / "single" / "matrix.md").read_text()
+    assert (tmp_path / "merged" / "matrix.md").read_text() == single_md
+
+
+def test_a_failing_cell_reproduces_from_the_written_script_in_a_fresh_venv(
+    tmp_path: Path, shared_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main([
+        "repro", "onnx==1.18.0", "--cases", "pad_pads_from_constant.value_ints",
+        "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
+        "--out", str(tmp_path),
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0  # the failures are known ones (xfail)
+    assert "installed: numpy" in out and "onnx 1.18.0, onnxruntime 1.24.4" in out
+    assert "Traceback (most recent call last)" in out and "'pads' input must be a 1D" in out
+    folder = tmp_path / "repro" / "onnx1.18.0-ort1.24.4"
+    script = folder / "pad_pads_from_constant.value_ints.shape_inference" / "repro.py"
+    pins = script.with_name("requirements.txt").read_text().split()
+    assert "onnx==1.18.0" in pins and "onnxruntime==1.24.4" in pins
+
+    venv = tmp_path / "venv"
+    uv = find_uv()
+    subprocess.run([uv, "venv", "--quiet", str(venv)], check=True)
+    subprocess.run(
+        [uv, "pip", "install", "--quiet", "--python", str(env_python(venv)),
+         "-r", str(script.with_name("requirements.txt"))],
+        check=True,
+    )  # fmt: skip
+    done = subprocess.run(
+        [str(env_python(venv)), str(script)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "onnx 1.18.0, onnxruntime 1.24.4" in done.stdout
+    assert (
+        "fail@infer: InferenceError" in done.stdout and "'pads' input must be a 1D" in done.stdout
+    )
+
+
+def test_bisect_finds_the_release_that_fixed_value_ints_pads(
+    shared_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main([
+        "bisect", "--case", "pad_pads_from_constant.value_ints", "--check", "shape_inference",
+        "--package", "onnx", "--config", str(ROOT / "pyproject.toml"),
+        "--state-dir", str(shared_state),
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.splitlines()[-1] == "last failing 1.20.1, first passing 1.21.0: fixed in 1.21.0"
+    listed = out.splitlines()[0].split(": ", 1)[1].split(", ")
+    tested = next(line for line in out.splitlines() if line.startswith("tested "))
+    count = int(tested.split()[1])
+    assert count <= math.ceil(math.log2(len(listed))) + 2
+    assert "1.14.1" in listed and "1.21.0" in listed
