@@ -21,7 +21,9 @@ PYTHON = "3.11"
 
 
 def run_compat(session: nox.Session, *args: str) -> None:
-    """Runs `python -m compat`, keeping its exit code 2 (bad usage), which nox turns into 1."""
+    """Installs this project and runs `python -m compat ARGS`, keeping its exit code 2
+    (bad usage), which nox would otherwise turn into 1."""
+    session.install("-e", ".")
     try:
         session.run("python", "-m", "compat", *args)
     except CommandFailed as failed:
@@ -34,28 +36,30 @@ def run_compat(session: nox.Session, *args: str) -> None:
 @nox.session(python=PYTHON)
 def matrix(session: nox.Session) -> None:
     """Run the case corpus in one pinned environment per release: `nox -s matrix -- --help`."""
-    session.install("-e", ".")
     run_compat(session, "matrix", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """Re-render the reports from stored results, no run; `-- --check` fails on drift."""
+    run_compat(session, "report", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def repro(session: nox.Session) -> None:
     """Rebuild one cell under exact pins: `nox -s repro -- onnx==1.18.0 [--requirements F]`."""
-    session.install("-e", ".")
     run_compat(session, "repro", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def bisect(session: nox.Session) -> None:
     """First release where an outcome changes: `nox -s bisect -- --case C --check K --package P`."""
-    session.install("-e", ".")
     run_compat(session, "bisect", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def merge(session: nox.Session) -> None:
     """Combine shard reports: `nox -s merge -- shard1/ shard2/ [--out reports]`."""
-    session.install("-e", ".")
     run_compat(session, "merge", *session.posargs)
 
 

@@ -25,6 +25,18 @@ CHECK_AXIS: dict[str, Package] = {
 }
 BUILTIN_CHECKS = tuple(CHECK_AXIS)
 
+#: What each built-in check asks, in words a docs reader understands.
+CHECK_TITLES: dict[str, str] = {
+    "checker": "onnx.checker accepts the model (full check)",
+    "shape_inference": "strict shape inference succeeds and infers the expected shapes",
+    "reference": "onnx's reference evaluator computes the right outputs",
+    "ort_run": "onnxruntime computes the right outputs at every optimization level",
+    "ort_optimized": "onnxruntime's optimized graph has the expected structure",
+    "annotations": "the declared shape annotations hold on real runs",
+    "inferred_annotations": "annotations added by onnx shape inference hold on real runs",
+    "annotations_builtin": "onnx's own annotation checker agrees with ours",
+}
+
 
 @dataclass(frozen=True)
 class KnownFailure:

@@ -33,10 +33,10 @@ from compat.matrix import (
 )
 from compat.merge import merge
 from compat.outcomes import CellState
+from compat.outputs import RENDERERS, Style, drift, write_reports
 from compat.progress import Progress
-from compat.render_md import render_markdown
 from compat.render_terminal import render_grid, render_unexpected
-from compat.report import Report, write_json
+from compat.report import Report, read_json
 from compat.repro import FAILING, parse_pins, repro_cell, repro_command, write_script
 from compat.run import Settings, run_cell, run_matrix
 from compat.versions import version_key
@@ -106,6 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help='print {"include": [...]} for CI')
     plan.add_argument("--shards", type=int, help="group the cells into N shards")
     plan.set_defaults(func=cmd_plan)
+
+    report = commands.add_parser("report", help="re-render reports from stored results")
+    report.add_argument("--results", type=Path, metavar="FILE", help="a stored matrix.json")
+    report.add_argument("--out", type=Path, help="where to write (default: beside the results)")
+    report.add_argument("--check", action="store_true", help="exit 1 if the docs have drifted")
+    report.add_argument("--ascii", action="store_true", help="plain-text marks in the docs tables")
+    report.add_argument("--collapse", action="store_true", help="merge equal neighbouring releases")
+    _add_config(report)
+    report.set_defaults(func=cmd_report)
 
     merge_ = commands.add_parser("merge", help="combine the --out directories of shards")
     merge_.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
@@ -198,29 +207,27 @@ def repro_hints(report: Report) -> list[str]:
     return hints
 
 
-def write_reports(report: Report, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out / "matrix.json", out / "matrix.md"
-    write_json(report, json_path)
-    md_path.write_text(render_markdown(report))
-    return [json_path, md_path]
-
-
 def finish(report: Report, paths: list[Path]) -> int:
-    """The terminal summary and the exit code shared by `matrix` and `merge`."""
+    """The terminal summary and the exit code shared by `matrix` and `merge`:
+    the grid, then what needs a look (with repro commands), counts, files."""
     print(render_grid(report))
     print()
     print(render_unexpected(report) or "no unexpected results")
     hints = repro_hints(report)
     if hints:
-        print("\nreproduce with:")
+        print("reproduce with:")
         print("\n".join(f"  {hint}" for hint in hints))
+    counts: dict[str, int] = {}
+    for r in report.results:
+        counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
+    for c in report.broken_cells:
+        counts[c.state.value] = counts.get(c.state.value, 0) + 1
+    print("\noutcomes: " + ", ".join(f"{n} {o}" for o, n in sorted(counts.items())))
     executed = report.run.get("executed")
-    cached = (
-        "" if executed is None else f" ({executed} run, {len(report.results) - executed} cached)"
-    )
-    seconds = report.run.get("seconds", 0)
-    print(f"\n{len(report.results)} results{cached} in {seconds} s; wrote", *paths)
+    total = len(report.results)
+    cached = "" if executed is None else f" ({executed} run, {total - executed} cached)"
+    print(f"{total} results{cached} in {report.run.get('seconds', 0)} s")
+    print("wrote: " + ", ".join(str(p) for p in paths))
     return 1 if hints else 0
 
 
@@ -248,7 +255,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         corpus,
         settings,
         Progress(len(plan.cells)),
-        lambda r: write_reports(r, args.out),
+        lambda r: write_reports(r, args.out, names=()),  # results as produced; renders at the end
         meta,
     )
     return finish(report, write_reports(report, args.out))
@@ -271,6 +278,53 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         print("\n".join(" ".join(item.values()) for item in include))
     return 0
+
+
+def _stored(path: Path) -> Report:
+    try:
+        return read_json(path)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no stored results; run `nox -s matrix` first") from None
+    except (ValueError, KeyError) as exc:
+        raise UsageError(f"{path}: not a matrix report ({exc})") from None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Renders without running: an explicit --results set, or the configured docs (and
+    reports/ when it holds results). With --check, compares instead of writing."""
+    config = load_config(args.config)
+    asked = Style(args.ascii, args.collapse)
+    jobs: list[tuple[Path, Path, Style, tuple[str, ...]]] = []
+    if args.results:
+        jobs.append((args.results, args.out or args.results.parent, asked, tuple(RENDERERS)))
+    else:
+        if config.docs is None:
+            raise UsageError(f"{args.config}: no [tool.compat.docs]; pass --results FILE")
+        docs = config.docs
+        style = Style(args.ascii or docs.ascii, args.collapse or docs.collapse)
+        jobs.append((docs.results, docs.results.parent, style, ("compatibility.md",)))
+        reports = args.config.resolve().parent / "reports" / "matrix.json"
+        if reports.exists() and not args.check:
+            jobs.append((reports, reports.parent, asked, tuple(RENDERERS)))
+    drifted = 0
+    for results, out, style, names in jobs:
+        report = _stored(results)
+        if args.check:
+            for diff in drift(report, out, style, names):
+                print(diff)
+                drifted += 1
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (out / name).write_text(RENDERERS[name](report, style))
+        print(f"rendered {results} -> " + ", ".join(str(out / n) for n in names))
+    if args.check:
+        print(
+            f"{drifted} file(s) drifted; run `nox -s report` and commit them"
+            if drifted
+            else "docs are in sync with their stored results"
+        )
+    return 1 if drifted else 0
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

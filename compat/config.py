@@ -33,6 +33,16 @@ class Axis:
 
 
 @dataclass(frozen=True)
+class Docs:
+    """Committed docs tables (`compatibility.md` beside `results`), kept in sync by
+    `nox -s report` and checked for drift by `nox -s report -- --check`."""
+
+    results: Path
+    collapse: bool = False
+    ascii: bool = False
+
+
+@dataclass(frozen=True)
 class Config:
     onnx: Axis
     onnxruntime: Axis
@@ -40,9 +50,11 @@ class Config:
     timeout: float
     source: Path
     cases_dirs: tuple[Path, ...] = ()  # drop-in model directories, relative to the config
+    docs: Docs | None = None  # the committed docs tables and the results they render from
 
 
-_TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints", "cases-dirs"}
+_TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs"}
+_DOCS_KEYS = {"results", "collapse", "ascii"}
 _AXIS_KEYS = {"versions", "pair"}
 _CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
 
@@ -87,6 +99,12 @@ def _constraint(table: dict[str, Any], index: int, path: Path) -> Constraint:
     return Constraint(package, versions, tuple(requires), str(table.get("reason", "")))
 
 
+def _docs(table: dict[str, Any], path: Path) -> Docs:
+    _reject_unknown(table, _DOCS_KEYS, "tool.compat.docs", path)
+    results = path.parent / str(_require(table, "results", "tool.compat.docs", path))
+    return Docs(results, bool(table.get("collapse", False)), bool(table.get("ascii", False)))
+
+
 def load_config(path: Path) -> Config:
     """Reads and validates `[tool.compat]`; unknown keys are errors, never ignored."""
     try:
@@ -106,4 +124,5 @@ def load_config(path: Path) -> Config:
         timeout=float(table.get("timeout", 60)),
         source=path,
         cases_dirs=tuple(path.parent / d for d in table.get("cases-dirs", [])),
+        docs=_docs(table["docs"], path) if "docs" in table else None,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -102,3 +103,60 @@ def summarize(labels: tuple[str, ...], entries: tuple[str, ...]) -> str:
         span = group[0] if len(group) == 1 else f"{group[0]}–{group[-1]}"
         parts.append(f"{WORDS[value]} {span}")
     return "; ".join(parts)
+
+
+GOOD = frozenset({"pass", "xpass"})
+BAD = frozenset({"fail", "xfail", "error", "crash", "timeout"})
+BROKEN_CELL = frozenset({"install-error", "import-error"})
+
+
+def link_label(url: str) -> str:
+    """`https://github.com/onnx/onnx/issues/6697` -> `onnx #6697`; other links stay."""
+    match = re.match(r"https?://github\.com/[^/]+/([^/]+)/(?:issues|pull)/(\d+)", url)
+    return f"{match.group(1)} #{match.group(2)}" if match else url
+
+
+def _span(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else f"{labels[0]}–{labels[-1]}"
+
+
+def verdict(package: str, labels: tuple[str, ...], row: Row) -> str:
+    """One line: 'works on onnx ≥ 1.21.0; broken on 1.14.1–1.20.1 (onnx #6697)'."""
+    good = [label for label, e in zip(labels, row.entries, strict=True) if e in GOOD]
+    bad = [label for label, e in zip(labels, row.entries, strict=True) if e in BAD]
+    links = sorted(
+        {link_label(r.known) for r in row.results if r and r.known and r.outcome.value in BAD}
+    )
+    cite = f" ({', '.join(links)})" if links else ""
+    tested = [label for label, e in zip(labels, row.entries, strict=True) if e in GOOD | BAD]
+    broken = [label for label, e in zip(labels, row.entries, strict=True) if e in BROKEN_CELL]
+    if not tested:
+        return "not tested: " + ", ".join(sorted({WORDS[e] for e in row.entries}))
+    name = "" if package == "cell" else f"{package} "
+    note = f"; {', '.join(broken)} could not be installed or imported" if broken else ""
+    if not bad:
+        return f"works on every tested {name}release ({_span(tested)}){note}"
+    if not good:
+        return f"broken on every tested {name}release ({_span(tested)}){cite}{note}"
+    if tested[-len(good) :] == good:
+        return f"works on {name}≥ {good[0]}; broken on {_span(bad)}{cite}{note}"
+    if tested[: len(good)] == good:
+        return f"works on {name}≤ {good[-1]}; broken on ≥ {bad[0]} (regression){cite}{note}"
+    return f"works on {name}{', '.join(good)}; broken on {', '.join(bad)}{cite}{note}"
+
+
+def collapse(table: Table) -> Table:
+    """Merges neighbouring columns whose entries agree on every row into one range."""
+    groups: list[list[int]] = []
+    for i in range(len(table.labels)):
+        if groups and all(r.entries[i] == r.entries[groups[-1][0]] for r in table.rows):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    labels = tuple(_span([table.labels[i] for i in g]) for g in groups)
+    rows = tuple(
+        Row(r.case, r.check, tuple(r.entries[g[0]] for g in groups),
+            tuple(r.results[g[0]] for g in groups))
+        for r in table.rows
+    )  # fmt: skip
+    return Table(table.family, table.axis, labels, tuple(table.cells[g[0]] for g in groups), rows)

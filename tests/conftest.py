@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _no_accidental_processes(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if request.node.get_closest_marker("subprocess") or request.node.get_closest_marker("envs"):
+    if any(request.node.get_closest_marker(m) for m in ("subprocess", "envs", "browser")):
         return
 
     def refuse(*args: object, **kwargs: object) -> None:

@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from xml.etree import ElementTree
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compat.cli import main
+from compat.grid import build_tables, link_label, verdict
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.render_docs import render_docs
+from compat.render_html import page_data, render_html
+from compat.render_junit import render_junit
 from compat.render_md import render_markdown
 from compat.render_terminal import render_grid, render_unexpected
 from compat.report import CaseInfo, Report, read_json, write_json
@@ -175,3 +182,68 @@ text = st.text(max_size=30)
 def test_records_survive_json_whatever_they_hold(result: CheckResult, cell: CellRecord) -> None:
     assert CheckResult.from_dict(json.loads(json.dumps(result.serialize()))) == result
     assert CellRecord.from_dict(json.loads(json.dumps(cell.serialize()))) == cell
+
+
+def test_docs_tables_match_the_snapshot() -> None:
+    check_golden("compatibility.md", render_docs(sample_report()))
+
+
+def test_docs_tables_in_ascii_with_collapsed_ranges_match_the_snapshot() -> None:
+    text = render_docs(sample_report(), ascii_marks=True, squash=True)
+    assert not any(ord(ch) > 0x2FFF for ch in text)  # no emoji marks
+    check_golden("compatibility-ascii-collapsed.md", text)
+
+
+def test_junit_matches_the_snapshot() -> None:
+    check_golden("junit.xml", render_junit(sample_report()))
+
+
+def test_junit_counts_are_what_ci_systems_show() -> None:
+    root = ElementTree.fromstring(render_junit(sample_report()))
+    suites = {s.get("name"): s for s in root}
+    broken = suites["onnx1.23.2-ort1.14.1"]
+    assert (broken.get("tests"), broken.get("errors")) == ("1", "1")
+    crashed = suites["onnx1.23.2-ort1.17.3"]
+    assert (crashed.get("tests"), crashed.get("errors"), crashed.get("skipped")) == ("8", "1", "2")
+    xfailed = suites["onnx1.18.0-ort1.24.4"]
+    (skipped,) = [c for c in xfailed if c.find("skipped") is not None and "xfail" in
+                  c.find("skipped").get("message", "")]  # fmt: skip
+    assert skipped.get("name") == "shape_inference[onnx1.18.0-ort1.24.4]"
+
+
+def test_html_data_matches_the_snapshot_and_the_page_is_self_contained() -> None:
+    report = sample_report()
+    check_golden("matrix-html-data.json", json.dumps(page_data(report), indent=1, sort_keys=True))
+    page = render_html(report)
+    assert page == render_html(report)  # deterministic
+    for needle in ('id="family"', 'id="check"', 'id="outcome"', 'id="detail"', "position: sticky"):
+        assert needle in page
+    assert "http://" not in page.replace("https://example.org", "")  # nothing loaded from afar
+    assert "<script src" not in page and "<link" not in page
+
+
+def test_verdicts_read_as_a_sentence() -> None:
+    tables = build_tables(sample_report())
+    onnx = next(t for t in tables if t.axis == "onnx")
+    row = next(r for r in onnx.rows if r.case == "pads.value_ints" and r.check == "shape_inference")
+    assert verdict("onnx", onnx.labels, row) == (
+        "works on onnx ≥ 1.21.0; broken on 1.18.0 (https://example.org/bug/1)"
+    )
+    assert link_label("https://github.com/onnx/onnx/issues/6697") == "onnx #6697"
+    assert link_label("https://github.com/microsoft/onnxruntime/pull/34141") == "onnxruntime #34141"
+
+
+def test_the_docs_drift_check_fails_on_a_stale_file_and_prints_the_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_json(sample_report(), tmp_path / "matrix.json")
+    args = ["report", "--results", str(tmp_path / "matrix.json"), "--out", str(tmp_path)]
+    assert main(args) == 0  # renders every format
+    assert main([*args, "--check"]) == 0
+    stale = tmp_path / "compatibility.md"
+    stale.write_text(stale.read_text().replace("✅", "✔", 1))
+    capsys.readouterr()
+    assert main([*args, "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "(committed)" in out and "-| " in out and "+| " in out
+    assert "1 file(s) drifted" in out

@@ -1,0 +1,58 @@
+"""Every report format, dispatched from one table: file name -> renderer."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat.render_docs import render_docs
+from compat.render_html import render_html
+from compat.render_junit import render_junit
+from compat.render_md import render_markdown
+from compat.report import Report, write_json
+
+
+@dataclass(frozen=True)
+class Style:
+    """How the docs tables look: `--ascii` marks, `--collapse` release ranges."""
+
+    ascii: bool = False
+    collapse: bool = False
+
+
+RENDERERS: dict[str, Callable[[Report, Style], str]] = {
+    "matrix.md": lambda report, style: render_markdown(report),
+    "compatibility.md": lambda report, style: render_docs(report, style.ascii, style.collapse),
+    "matrix.html": lambda report, style: render_html(report),
+    "junit.xml": lambda report, style: render_junit(report),
+}
+
+
+def write_reports(
+    report: Report, out: Path, style: Style = Style(), names: tuple[str, ...] = tuple(RENDERERS)
+) -> list[Path]:
+    """Writes matrix.json and the named renderings; returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(report, out / "matrix.json")
+    paths = [out / "matrix.json"]
+    for name in names:
+        (out / name).write_text(RENDERERS[name](report, style))
+        paths.append(out / name)
+    return paths
+
+
+def drift(report: Report, out: Path, style: Style, names: tuple[str, ...]) -> list[str]:
+    """Unified diffs between the committed files and what the results render."""
+    diffs = []
+    for name in names:
+        path = out / name
+        committed = path.read_text() if path.exists() else ""
+        rendered = RENDERERS[name](report, style)
+        if committed != rendered:
+            diffs.append("".join(difflib.unified_diff(
+                committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
+                f"{path} (committed)", f"{path} (rendered from the stored results)",
+            )))  # fmt: skip
+    return diffs
