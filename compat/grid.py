@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from itertools import groupby
 
+import tabulate as tabulate_module
+
 from compat.outcomes import CellRecord, CellState, CheckResult
 from compat.report import Report
 
@@ -160,3 +162,12 @@ def collapse(table: Table) -> Table:
         for r in table.rows
     )  # fmt: skip
     return Table(table.family, table.axis, labels, tuple(table.cells[g[0]] for g in groups), rows)
+
+
+def text_table(rows: list[list[str]], headers: list[str], fmt: str = "github") -> str:
+    """tabulate, made independent of the environment: every character counts as one
+    column, whether or not `wcwidth` happens to be installed, so the same results give
+    byte-identical files everywhere."""
+    tabulate_module.WIDE_CHARS_MODE = False
+    text: str = tabulate_module.tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True)
+    return text

@@ -8,10 +8,8 @@ every column. Unicode marks by default, `--ascii` for plain-text renderers,
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
 from compat.case import CHECK_TITLES
-from compat.grid import Table, build_tables, collapse, variant, verdict
+from compat.grid import Table, build_tables, collapse, text_table, variant, verdict
 from compat.outcomes import CellRecord
 from compat.report import Report
 
@@ -59,7 +57,7 @@ AXIS_NAMES = {"onnx": "onnx", "onnxruntime": "onnxruntime", "cell": "cell"}
 
 def _legend(marks: dict[str, str]) -> str:
     rows = [[f"`{marks[k]}`" if marks is ASCII else marks[k], k, MEANINGS[k]] for k in MARKS]
-    return tabulate(rows, headers=["mark", "outcome", "meaning"], tablefmt="github")
+    return text_table(rows, ["mark", "outcome", "meaning"])
 
 
 def _table(table: Table, report: Report, marks: dict[str, str], squash: bool) -> str:
@@ -71,7 +69,7 @@ def _table(table: Table, report: Report, marks: dict[str, str], squash: bool) ->
     for row, compact in zip(table.rows, shown.rows, strict=True):
         name = f"`{variant(row.case, table.family)}`: {descriptions.get(row.case, '')}"
         rows.append([name, *(marks[e] for e in compact.entries), verdict(axis, table.labels, row)])
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return text_table(rows, headers)
 
 
 def _by_check(table: Table) -> dict[str, Table]:
@@ -93,7 +91,7 @@ def _environments(report: Report) -> str:
     cells = {c.id: c for c in report.cells}
     rows = [row(axis, cells[i]) for axis, ids in report.axes.items() for i in ids]
     headers = ["column", "onnx", "onnxruntime", "numpy", "protobuf", "Python"]
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return text_table(rows, headers)
 
 
 def render_docs(report: Report, ascii_marks: bool = False, squash: bool = False) -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
-from compat.grid import AXIS_TITLES, Row, Table, build_tables, summarize, variant
+from compat.grid import AXIS_TITLES, Row, Table, build_tables, summarize, text_table, variant
 from compat.outcomes import CellState
 from compat.report import Report
 
@@ -63,7 +61,7 @@ def _environments(report: Report) -> str:
             ]
         )
     headers = ["cell", "onnx", "onnxruntime", "numpy", "protobuf", "python", "state"]
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return text_table(rows, headers)
 
 
 def render_markdown(report: Report) -> str:
@@ -81,7 +79,7 @@ def render_markdown(report: Report) -> str:
             [_row_name(row, table.family), *row.entries, summarize(table.labels, row.entries)]
             for row in table.rows
         ]
-        out += [tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True), ""]
+        out += [text_table(rows, headers), ""]
         details = _details(table)
         if details:
             out += [*details, ""]

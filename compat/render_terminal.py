@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
-from compat.grid import AXIS_TITLES, build_tables, variant
+from compat.grid import AXIS_TITLES, build_tables, text_table, variant
 from compat.report import Report
 
 MARKS = {
@@ -46,6 +44,6 @@ def render_grid(report: Report) -> str:
             for row in table.rows
         ]
         headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
-        parts.append(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+        parts.append(text_table(rows, headers, "simple"))
     parts.append(LEGEND)
     return "\n\n".join(parts)
