@@ -22,6 +22,7 @@ CHECK_AXIS: dict[str, Package] = {
     "annotations": "onnx",
     "inferred_annotations": "onnx",
     "annotations_builtin": "onnx",
+    "version_converter": "onnx",
 }
 BUILTIN_CHECKS = tuple(CHECK_AXIS)
 
@@ -35,6 +36,8 @@ CHECK_TITLES: dict[str, str] = {
     "annotations": "the declared shape annotations hold on real runs",
     "inferred_annotations": "annotations added by onnx shape inference hold on real runs",
     "annotations_builtin": "onnx's own annotation checker agrees with ours",
+    "version_converter": "onnx's version converter produces a valid model that computes "
+    "the same outputs",
 }
 
 
@@ -89,6 +92,8 @@ class Case:
     violations: tuple[str, ...] = ()
     custom_checks: tuple[CustomCheck, ...] = ()
     builtin_checks: tuple[str, ...] = BUILTIN_CHECKS
+    #: the opset `version_converter` converts the model to (None: no such check)
+    convert_to: int | None = None
     #: "numpy": `expected` is the oracle; "onnxruntime": the outputs with
     #: optimizations disabled are (for drop-in models, which have no oracle)
     oracle: Literal["numpy", "onnxruntime"] = "numpy"
@@ -101,7 +106,10 @@ class Case:
 
     @property
     def checks(self) -> tuple[str, ...]:
-        return self.builtin_checks + tuple(c.name for c in self.custom_checks)
+        builtin = tuple(
+            c for c in self.builtin_checks if c != "version_converter" or self.convert_to
+        )
+        return builtin + tuple(c.name for c in self.custom_checks)
 
     def check_axis(self, check: str) -> Package:
         for custom in self.custom_checks:

@@ -131,6 +131,7 @@ def spec_of(case: Case) -> dict[str, object]:
         },
         "violations": list(case.violations),
         "oracle": case.oracle,
+        "convert_to": case.convert_to,
         "rtol": case.rtol,
         "atol": case.atol,
     }

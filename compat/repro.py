@@ -31,6 +31,8 @@ WHAT = {
     "annotations": "the declared shape annotations on real runs (compat/annotations.py)",
     "inferred_annotations": "annotations added by onnx shape inference on real runs",
     "annotations_builtin": "ReferenceEvaluator(check_shape_annotations=True) vs ours",
+    "version_converter": "onnx.version_converter.convert_version(model, target), then the "
+    "checker and onnxruntime on the result",
 }
 
 

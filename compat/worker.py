@@ -501,6 +501,46 @@ def check_annotations_builtin(case):
     return "; ".join(notes)
 
 
+def check_version_converter(case):
+    """convert_version to the case's target opset, check the result, run it in onnxruntime
+    on the same inputs and compare with the original model's outputs there."""
+    import onnx
+    import onnx.checker
+    import onnx.version_converter
+
+    target = case.spec.get("convert_to")
+    if not target:
+        raise skip("case names no target opset")
+    model = case.model
+    require_onnx_support(model)
+    newest = onnx.defs.onnx_opset_version()
+    if target > newest:
+        raise skip("opset %d > max %d of onnx %s" % (target, newest, onnx.__version__))
+    with Phase("convert"):
+        converted = onnx.version_converter.convert_version(model, target)
+    rejections = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
+    with Phase("check", as_fail=rejections):
+        onnx.checker.check_model(converted, full_check=True)
+    with Phase("session@original"):
+        want = ort_session(case.model_path, "disabled")
+        names = [o.name for o in want.get_outputs()]
+        expected = dict(zip(names, want.run(None, case.inputs)))
+    folder = tempfile.mkdtemp(prefix="compat-conv-")
+    path = os.path.join(folder, "converted.onnx")
+    onnx.save(converted, path)
+    try:
+        session = ort_session(path, "disabled")
+        got = session.run(None, case.inputs)
+    except Exception as exc:
+        text = "the checker accepts the converted model, onnxruntime does not: " + one_line(exc)
+        raise fail("run", text) from None
+    problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+    if problem:
+        text = "converted to opset %d, the model computes something else: %s" % (target, problem)
+        raise fail("compare", text)
+    return "converted to opset %d: valid, same outputs in onnxruntime" % target
+
+
 BUILTIN = {
     "checker": check_checker,
     "shape_inference": check_shape_inference,
@@ -510,6 +550,7 @@ BUILTIN = {
     "annotations": check_annotations,
     "inferred_annotations": check_inferred_annotations,
     "annotations_builtin": check_annotations_builtin,
+    "version_converter": check_version_converter,
 }
 
 
