@@ -50,6 +50,8 @@ class KnownFailure:
     checks: tuple[str, ...]
     reason: str
     link: str
+    #: the symptoms this bug shows; a known crash must say so ("crash"), or it stays unexpected
+    outcomes: tuple[str, ...] = ("fail", "error")
 
 
 @dataclass(frozen=True)

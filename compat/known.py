@@ -9,9 +9,6 @@ from compat.matrix import Cell
 from compat.outcomes import CheckResult, Outcome
 from compat.versions import in_range
 
-#: Outcomes a known failure absorbs. A crash or timeout stays unexpected: it is
-#: a different symptom from the one reported upstream.
-ABSORBED = frozenset({Outcome.FAIL, Outcome.ERROR})
 
 
 def matching(case: Case, check: str, cell: Cell) -> KnownFailure | None:
@@ -27,7 +24,7 @@ def classify(result: CheckResult, case: Case, cell: Cell) -> CheckResult:
     known = matching(case, result.check, cell)
     if known is None:
         return result
-    if result.outcome in ABSORBED:
+    if result.outcome.value in known.outcomes:  # only the symptoms the bug is known for
         return replace(result, outcome=Outcome.XFAIL, known=known.link)
     if result.outcome is Outcome.PASS:
         range_text = known.versions or "every release"

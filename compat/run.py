@@ -57,6 +57,7 @@ def case_info(files: CaseFiles) -> CaseInfo:
                 "checks": list(k.checks),
                 "reason": k.reason,
                 "link": k.link,
+                "outcomes": list(k.outcomes),
             }
             for k in case.known
         ),
