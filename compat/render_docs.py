@@ -94,6 +94,33 @@ def _environments(report: Report) -> str:
     return text_table(rows, headers)
 
 
+LIMITS = "support_limits"
+LIMIT_CHECKS = {"onnx": "checker", "onnxruntime": "ort_run"}
+
+
+def _limits(report: Report, axis: str) -> str:
+    """Max IR version / opset each release really ran, from the support_limits rows."""
+    check = LIMIT_CHECKS[axis]
+    passed = {
+        (r.cell, r.case) for r in report.results if r.check == check and r.outcome.value == "pass"
+    }
+    cells = {c.id: c for c in report.cells}
+    rows = []
+    for cell_id in report.axes.get(axis, ()):
+        cell = cells[cell_id]
+        best = {"ir": "—", "opset": "—"}
+        for kind in best:
+            prefix = f"{LIMITS}.{kind}"
+            numbers = [int(case[len(prefix):]) for c, case in passed
+                       if c == cell_id and case.startswith(prefix)]  # fmt: skip
+            if numbers:
+                best[kind] = str(max(numbers))
+        release = cell.onnx if axis == "onnx" else cell.onnxruntime
+        rows.append([release, best["ir"], best["opset"]])
+    headers = [axis, "max IR version", "max opset (ai.onnx)"]
+    return text_table(rows, headers)
+
+
 def render_docs(report: Report, ascii_marks: bool = False, squash: bool = False) -> str:
     marks = ASCII if ascii_marks else MARKS
     out = [
@@ -112,6 +139,15 @@ def render_docs(report: Report, ascii_marks: bool = False, squash: bool = False)
         if table.family != family:
             family = table.family
             out += [f"## {family}", "", report.families.get(family, ""), ""]
+            if family == LIMITS:
+                for axis in ("onnxruntime", "onnx"):
+                    if axis in report.axes:
+                        title = {
+                            "onnxruntime": "What each onnxruntime release loads and runs",
+                            "onnx": "What the checker of each onnx release accepts",
+                        }[axis]
+                        out += [f"**{title}** (from the rows below)", ""]
+                        out += [_limits(report, axis), ""]
         idle = []
         for check, part in _by_check(table).items():
             if all(e in ("skip", "n/a") for r in part.rows for e in r.entries):

@@ -116,8 +116,8 @@ class CaseData:
         """The oracle's outputs: the case's numpy oracle, or onnxruntime unoptimized."""
         if self.spec.get("oracle") == "onnxruntime":
             if self._ort_outputs is None:
+                session = open_session(self, "disabled")
                 with Phase("oracle"):
-                    session = ort_session(self.model_path, "disabled")
                     names = [o.name for o in session.get_outputs()]
                     self._ort_outputs = dict(zip(names, session.run(None, self.inputs)))
             return self._ort_outputs
@@ -310,6 +310,76 @@ def ort_session(model_path, level, optimized_path=None):
     return ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
 
 
+_ORT_LIMITS = []
+
+
+def ort_limits():
+    """(max IR version, max default-domain opset) this onnxruntime loads, probed once per
+    process with one-node models: the runtime says what it supports, not its messages."""
+    if not _ORT_LIMITS:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+
+        def loads(ir, opset):
+            x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+            graph = helper.make_graph(
+                [helper.make_node("Add", ["x", "x"], ["y"])],
+                "probe",
+                [x],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+            )
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+            model.ir_version = ir
+            options = ort.SessionOptions()
+            options.log_severity_level = 4
+            try:
+                ort.InferenceSession(
+                    model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+                )
+                return True
+            except Exception:
+                return False
+
+        max_ir = 7
+        while max_ir < 64 and loads(max_ir + 1, 7):
+            max_ir += 1
+        max_opset = 7
+        while max_opset < 128 and loads(max_ir, max_opset + 1):
+            max_opset += 1
+        _ORT_LIMITS.extend([max_ir, max_opset])
+    return _ORT_LIMITS[0], _ORT_LIMITS[1]
+
+
+def beyond_ort(model):
+    """Why onnxruntime cannot load this model by design (too new), or None."""
+    import onnxruntime as ort
+
+    max_ir, max_opset = ort_limits()
+    if model.ir_version > max_ir:
+        return "IR version %d > max %d of onnxruntime %s" % (
+            model.ir_version,
+            max_ir,
+            ort.__version__,
+        )
+    opset = model_opset(model)
+    if opset > max_opset:
+        return "opset %d > max %d of onnxruntime %s" % (opset, max_opset, ort.__version__)
+    return None
+
+
+def open_session(case, level, optimized_path=None):
+    """A session for the case's model; `skip` when the model is newer than this
+    onnxruntime supports, `error@session@level` for any other refusal."""
+    try:
+        return ort_session(case.model_path, level, optimized_path)
+    except Exception as exc:
+        trace = traceback.format_exc()
+        reason = beyond_ort(case.model)
+        if reason:
+            raise skip(reason) from None
+        raise Verdict("error", "session@" + level, one_line(exc), trace) from None
+
+
 def oracle_name(case):
     if case.spec.get("oracle") == "onnxruntime":
         return "onnxruntime's with optimizations disabled"
@@ -322,8 +392,7 @@ def check_ort_run(case):
         raise skip("case declares no expected outputs")
     problems = []
     for level in ORT_LEVELS:
-        with Phase("session@" + level):
-            session = ort_session(case.model_path, level)
+        session = open_session(case, level)
         names = [o.name for o in session.get_outputs()]
         with Phase("run@" + level):
             got = session.run(None, case.inputs)
@@ -344,8 +413,7 @@ def check_ort_optimized(case):
     level = want.get("level", "all")
     folder = tempfile.mkdtemp(prefix="compat-opt-")
     path = os.path.join(folder, "optimized.onnx")
-    with Phase("session@" + level):
-        ort_session(case.model_path, level, optimized_path=path)
+    open_session(case, level, optimized_path=path)
     with Phase("load"):
         optimized = onnx.load(path)
     counts = {}
