@@ -129,3 +129,15 @@ def test_model_opset_reads_the_default_domain() -> None:
         opset_imports=[helper.make_opsetid("com.microsoft", 1), helper.make_opsetid("", 17)],
     )
     assert worker.model_opset(built) == 17
+
+
+def test_onnxruntime_checks_skip_a_model_newer_than_the_runtime_loads(tmp_path: Path) -> None:
+    """The limit is probed from the runtime with one-node models, not read off its message."""
+    future = add_one_model()
+    future.ir_version = 99
+    for check in ("ort_run", "ort_optimized"):
+        result = run(add_one_case(model=future), check, tmp_path / check)
+        assert result["outcome"] == "skip", result
+        assert str(result["detail"]).startswith("IR version 99 > max ")
+    max_ir, max_opset = worker.ort_limits()
+    assert max_ir >= 10 and max_opset >= 21  # the host's onnxruntime is >= 1.18.1
