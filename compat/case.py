@@ -99,6 +99,14 @@ class Case:
     #: "numpy": `expected` is the oracle; "onnxruntime": the outputs with
     #: optimizations disabled are (for drop-in models, which have no oracle)
     oracle: Literal["numpy", "onnxruntime"] = "numpy"
+    #: how inputs and outputs travel to the cells: "npz" (numpy arrays), or "pb" (one
+    #: TensorProto / SequenceProto / OptionalProto file per value, as ONNX's backend
+    #: test data: for sequences, optionals and types numpy cannot carry)
+    encoding: Literal["npz", "pb"] = "npz"
+    #: the onnxruntime optimization levels `ort_run` compares at
+    ort_levels: tuple[str, ...] = ("disabled", "basic", "extended", "all")
+    #: labels for reports, e.g. the op type a backend test exercises
+    tags: tuple[str, ...] = ()
     rtol: float = 1e-5
     atol: float = 1e-6
 

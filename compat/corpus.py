@@ -11,8 +11,10 @@ import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import onnx
 
 from compat.case import BUILTIN_CHECKS, Case
 from compat.errors import ConfigError, UsageError
@@ -114,6 +116,35 @@ def _npz_bytes(case: Case) -> bytes:
     return buffer.getvalue()
 
 
+def _pb_files(case: Case) -> dict[str, bytes]:
+    """Backend-test style data: input_J.pb / output_J.pb by graph position, typed as the
+    model declares each value (tensor, sequence or optional), as onnx's own cmd_tools."""
+    from onnx import TensorProto, numpy_helper
+
+    def encode(value: Any, info: onnx.ValueInfoProto) -> bytes:
+        kind = info.type.WhichOneof("value")
+        if kind == "sequence_type":
+            proto: Any = numpy_helper.from_list(value, info.name)
+        elif kind == "optional_type":
+            proto = numpy_helper.from_optional(value, info.name)
+        elif isinstance(value, TensorProto):
+            proto = value
+        else:
+            proto = numpy_helper.from_array(np.asarray(value), info.name)
+        data: bytes = proto.SerializeToString()
+        return data
+
+    files = {}
+    graph = case.model.graph
+    for j, info in enumerate(graph.input):
+        if info.name in case.inputs:
+            files[f"data/input_{j}.pb"] = encode(case.inputs[info.name], info)
+    for j, info in enumerate(graph.output):
+        if info.name in case.expected:
+            files[f"data/output_{j}.pb"] = encode(case.expected[info.name], info)
+    return files
+
+
 def spec_of(case: Case) -> dict[str, object]:
     """The JSON expectations a worker reads from case.json."""
     return {
@@ -132,6 +163,8 @@ def spec_of(case: Case) -> dict[str, object]:
         "violations": list(case.violations),
         "oracle": case.oracle,
         "convert_to": case.convert_to,
+        "encoding": case.encoding,
+        "ort_levels": list(case.ort_levels),
         "rtol": case.rtol,
         "atol": case.atol,
     }
@@ -142,9 +175,16 @@ def write_case(case: Case, root: Path) -> CaseFiles:
     directory = root / case.id
     directory.mkdir(parents=True, exist_ok=True)
     model_bytes = case.model.SerializeToString(deterministic=True)
-    data = _npz_bytes(case)
     spec = json.dumps(spec_of(case), indent=1, sort_keys=True).encode()
-    for name, content in (("model.onnx", model_bytes), ("data.npz", data), ("case.json", spec)):
-        (directory / name).write_bytes(content)
-    everything = hashlib.sha256(model_bytes + data + spec).hexdigest()
+    files = {"model.onnx": model_bytes, "case.json": spec}
+    if case.encoding == "pb":
+        files.update(_pb_files(case))
+        (directory / "data").mkdir(exist_ok=True)
+    else:
+        files["data.npz"] = _npz_bytes(case)
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        (directory / name).write_bytes(files[name])
+        digest.update(name.encode() + b"\0" + files[name])
+    everything = digest.hexdigest()
     return CaseFiles(case, directory.resolve(), hashlib.sha256(model_bytes).hexdigest(), everything)

@@ -10,7 +10,6 @@ from compat.outcomes import CheckResult, Outcome
 from compat.versions import in_range
 
 
-
 def matching(case: Case, check: str, cell: Cell) -> KnownFailure | None:
     """The first known failure of `case` that covers `check` in `cell`, if any."""
     for known in case.known:
