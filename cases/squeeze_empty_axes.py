@@ -1,0 +1,68 @@
+"""Squeeze-13 without axes, written as Squeeze(x) and as Squeeze(x, "") (the empty name).
+
+Both forms are legal and mean "squeeze every dimension of size 1"; the explicit
+`axes` input is the everyday twin. onnx accepts, infers ([1, 3, 1, 4] -> [3, 4])
+and evaluates all three in every release of the matrix. onnxruntime's CPU
+Squeeze kernel only asks whether the node has a second input, then reads it:
+with the empty name the input slot exists but holds no tensor, and Run fails
+with "axes_tensor != nullptr was false. Axes input is null" (onnxruntime
+#22035; the CUDA kernel has the same check, #21661). Observed in this matrix on
+every onnxruntime release from 1.15.1 to 1.32.0, at every optimization level
+(ort_run, and the annotation checks that run the model in onnxruntime); the
+session itself is created fine. `Squeeze(x)` and `Squeeze(x, axes)` pass
+everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from compat.build import const, model, rng, tensor
+from compat.case import Case, KnownFailure
+
+SHAPE = (1, 3, 1, 4)
+AXES = np.array([0, 2], dtype=np.int64)
+FORMS = {
+    "omitted": (["x"], "Squeeze(x)"),
+    "empty_name": (["x", ""], 'Squeeze(x, "")'),
+    "axes_given": (["x", "axes"], "Squeeze(x, axes=[0, 2])"),
+}
+
+
+def _case(form: str) -> Case:
+    inputs, spelled = FORMS[form]
+    x = rng(11).standard_normal(SHAPE).astype(np.float32)
+    initializers: list[onnx.TensorProto] = [const("axes", AXES)] if "axes" in inputs else []
+    built = model(
+        [helper.make_node("Squeeze", inputs, ["y"])],
+        [tensor("x", np.float32, SHAPE)],
+        [tensor("y", np.float32, [None, None])],
+        initializers,
+        opset=13,
+    )
+    known: tuple[KnownFailure, ...] = ()
+    if form == "empty_name":
+        known = (
+            KnownFailure(
+                package="onnxruntime",
+                versions="",
+                checks=("ort_run", "annotations", "inferred_annotations"),
+                reason='CPU Squeeze reads the empty-named axes input: "Axes input is null"',
+                link="https://github.com/microsoft/onnxruntime/issues/22035",
+            ),
+        )
+    return Case(
+        id=f"squeeze_empty_axes.{form}",
+        description=f"{spelled} on x: {list(SHAPE)} (opset 13)",
+        model=built,
+        inputs={"x": x},
+        expected={"y": np.squeeze(x)},
+        output_shapes={"y": [3, 4]},
+        known=known,
+    )
+
+
+def cases() -> list[Case]:
+    return [_case(form) for form in FORMS]
