@@ -1,0 +1,105 @@
+"""Split into equal parts with the `split` input left out: Split(x) or Split(x, "").
+
+Opset 13 splits evenly when `split` is missing, however it is missing; opset 18
+asks for `num_outputs` instead, and there `Split(x, "", num_outputs=3)` is the
+rare-but-legal twin of `Split(x, num_outputs=3)`.
+
+Long ago the opset-13 empty name crashed onnxruntime at Run (onnxruntime #7075,
+fixed by #7302 for 1.8): that case is a control and passes on every release of
+this matrix (1.15.1 to 1.32.0).
+
+Observed in this matrix instead:
+
+- onnxruntime 1.15.1 to 1.31.1 reject the opset-18 empty name when the session
+  is created: "If 'num_outputs' is specified, the 'split' input should not be
+  provided". The kernel counts input slots (`info.GetInputCount() == 2`), and
+  the empty name is a slot. 1.32.0 runs it. No upstream issue was found; the
+  link points at the kernel's constructor.
+- onnx's version converter (opset 13 -> 18, `convert_to=18`) must add
+  `num_outputs` when `split` is missing. onnx 1.14.1, 1.15.0 and 1.16.2 never
+  add it (onnx #5222, fixed by onnx PR #6020; passes from 1.17.0). With the
+  empty name every release in the matrix (1.14.1 to 1.23.2) still skips it,
+  because the adapter counts input slots (`node->inputs().size() != 2`), and
+  the checker rejects the result: "Neither 'split' input nor 'num_outputs'
+  attribute has been given". No upstream issue was found for this form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from onnx import helper
+
+from compat.build import model, rng, tensor
+from compat.case import Case, KnownFailure
+
+SHAPE = (2, 6)
+PARTS = 3
+OUTPUTS = ["a", "b", "c"]
+SPLIT_H = "https://github.com/microsoft/onnxruntime/blob/v1.31.1/onnxruntime/core/providers/cpu/tensor/split.h"
+
+
+def _known(opset: int, form: str) -> tuple[KnownFailure, ...]:
+    if opset == 18 and form == "empty_name":
+        return (
+            KnownFailure(
+                package="onnxruntime",
+                versions="<1.32",
+                checks=("ort_run", "annotations", "inferred_annotations"),
+                reason="Split-18 kernel counts the empty 'split' slot as a given split input",
+                link=SPLIT_H,
+            ),
+        )
+    if opset == 13 and form == "empty_name":
+        return (
+            KnownFailure(
+                package="onnx",
+                versions="",
+                checks=("version_converter",),
+                reason="Split 13->18 adapter counts the empty 'split' slot and adds no num_outputs",
+                link="https://github.com/onnx/onnx/issues/5222",
+            ),
+        )
+    if opset == 13:
+        return (
+            KnownFailure(
+                package="onnx",
+                versions="<1.17",
+                checks=("version_converter",),
+                reason="Split 13->18 conversion adds no num_outputs",
+                link="https://github.com/onnx/onnx/pull/6020",
+            ),
+        )
+    return ()
+
+
+def _case(opset: int, form: str) -> Case:
+    x = rng(13).standard_normal(SHAPE).astype(np.float32)
+    inputs = ["x"] if form == "omitted" else ["x", ""]
+    attrs: dict[str, Any] = {"axis": 1}
+    if opset >= 18:
+        attrs["num_outputs"] = PARTS
+    built = model(
+        [helper.make_node("Split", inputs, OUTPUTS, **attrs)],
+        [tensor("x", np.float32, SHAPE)],
+        [tensor(name, np.float32, [None, None]) for name in OUTPUTS],
+        opset=opset,
+    )
+    spelled = "Split(x" + (', ""' if form == "empty_name" else "")
+    spelled += ", num_outputs=3)" if opset >= 18 else ")"
+    parts = np.split(x, PARTS, axis=1)
+    return Case(
+        id=f"split_empty_split.opset{opset}.{form}",
+        description=f"{spelled}, axis=1, on x: {list(SHAPE)} (opset {opset})",
+        model=built,
+        inputs={"x": x},
+        expected=dict(zip(OUTPUTS, parts, strict=True)),
+        output_shapes={name: [2, 2] for name in OUTPUTS},
+        known=_known(opset, form),
+        convert_to=18 if opset == 13 else None,
+    )
+
+
+def cases() -> list[Case]:
+    return [_case(opset, form) for opset in (13, 18) for form in ("omitted", "empty_name")]
