@@ -1,0 +1,171 @@
+"""onnx's version converter on Split and Squeeze, where an attribute became an input
+(or the reverse), each next to the twin spelling that converts fine.
+
+- Split-11 without `split` (equal parts), converted to 18: the adapter dropped the
+  implied part count instead of writing `num_outputs`, so the Split-18 it wrote has
+  neither `split` nor `num_outputs` and the checker rejects it ("Neither 'split'
+  input nor 'num_outputs' attribute has been given"; onnx #5222, fixed by onnx
+  PR #6020). Observed failing on onnx 1.14.1-1.16.2, converting from 1.17.0 on, as
+  reported. The twin with an explicit `split` attribute converts everywhere.
+- Split-13 whose `split` initializer is stored in `raw_data` (numpy_helper's default),
+  converted to 12: the adapter read only `int64_data`, wrote `split=[]` and the result
+  fails the checker ("Mismatch between number of splits (0) and outputs (2)"; fixed
+  by onnx PR #7910). Observed failing on onnx 1.14.1-1.21.0 (1.14.1's checker words
+  it "Attribute 'split' is expected to have field 'ints'"), converting from 1.22.0 on,
+  as reported. The twin with the initializer in `int64_data` converts everywhere.
+- Squeeze-13 whose axes come from `Constant(value_ints=[0])`, converted to 12: the
+  adapter looks for the Constant's `value` attribute only and aborts ("required
+  undefined attribute 'value'"). Observed on every onnx release, 1.14.1-1.23.2;
+  not reported upstream as far as we found (the link names the adapter's source).
+  The `Constant(value=tensor)` twin converts everywhere.
+
+Every source model is valid and computes the oracle's outputs on every release; only
+`version_converter` differs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from compat.build import model, rng, tensor
+from compat.case import Case, KnownFailure
+
+X_SHAPE = (2, 6)
+SPLIT = [2, 4]
+
+
+def _x() -> np.ndarray:
+    x: np.ndarray = rng(23).standard_normal(X_SHAPE).astype(np.float32)
+    return x
+
+
+def _split11(form: str) -> Case:
+    x = _x()
+    known: tuple[KnownFailure, ...] = ()
+    if form == "no_split":
+        node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1)
+        parts = np.split(x, 3, axis=1)
+        known = (
+            KnownFailure(
+                package="onnx",
+                versions="<1.17",
+                checks=("version_converter",),
+                reason="Split 11 -> 18 writes neither `split` nor `num_outputs`",
+                link="https://github.com/onnx/onnx/issues/5222",
+            ),
+        )
+        spelled = "Split-11(x, axis=1) into 3 equal parts"
+    else:
+        node = helper.make_node("Split", ["x"], ["a", "b"], axis=1, split=SPLIT)
+        parts = np.split(x, np.cumsum(SPLIT)[:-1], axis=1)
+        spelled = f"Split-11(x, axis=1, split={SPLIT})"
+    names = list(node.output)
+    built = model(
+        [node],
+        [tensor("x", np.float32, list(X_SHAPE))],
+        [tensor(n, np.float32, [None, None]) for n in names],
+        opset=11,
+    )
+    return Case(
+        id=f"converter_split_squeeze.split11_to_18.{form}",
+        description=f"{spelled}, converted to opset 18",
+        model=built,
+        inputs={"x": x},
+        expected=dict(zip(names, parts, strict=True)),
+        output_shapes={n: [2, int(p.shape[1])] for n, p in zip(names, parts, strict=True)},
+        convert_to=18,
+        known=known,
+    )
+
+
+def _split13(form: str) -> Case:
+    x = _x()
+    known: tuple[KnownFailure, ...] = ()
+    if form == "raw_data":
+        split = numpy_helper.from_array(np.array(SPLIT, dtype=np.int64), "split")
+        known = (
+            KnownFailure(
+                package="onnx",
+                versions="<1.22",
+                checks=("version_converter",),
+                reason="Split 13 -> 12 reads a raw_data `split` initializer as split=[]",
+                link="https://github.com/onnx/onnx/pull/7910",
+            ),
+        )
+    else:
+        split = helper.make_tensor("split", TensorProto.INT64, [len(SPLIT)], SPLIT)
+    assert split.HasField("raw_data") == (form == "raw_data")
+    parts = np.split(x, np.cumsum(SPLIT)[:-1], axis=1)
+    built = model(
+        [helper.make_node("Split", ["x", "split"], ["a", "b"], axis=1)],
+        [tensor("x", np.float32, list(X_SHAPE))],
+        [tensor(n, np.float32, [None, None]) for n in ("a", "b")],
+        [split],
+        opset=13,
+    )
+    return Case(
+        id=f"converter_split_squeeze.split13_to_12.{form}",
+        description=f"Split-13(x, split={SPLIT}) with the split initializer in {form}, "
+        "converted to opset 12",
+        model=built,
+        inputs={"x": x},
+        expected={"a": parts[0], "b": parts[1]},
+        output_shapes={"a": [2, SPLIT[0]], "b": [2, SPLIT[1]]},
+        convert_to=12,
+        known=known,
+    )
+
+
+def _squeeze13(form: str) -> Case:
+    x = rng(29).standard_normal((1, 3, 1)).astype(np.float32)
+    attr: dict[str, Any]
+    known: tuple[KnownFailure, ...] = ()
+    if form == "value_ints":
+        attr = {"value_ints": [0]}
+        known = (
+            KnownFailure(
+                package="onnx",
+                versions="",
+                checks=("version_converter",),
+                reason="Squeeze 13 -> 12 reads axes only from Constant(value=...): "
+                "\"required undefined attribute 'value'\"",
+                link="https://github.com/onnx/onnx/blob/main/onnx/version_converter/adapters/"
+                "axes_input_to_attribute.h",
+            ),
+        )
+    else:
+        attr = {"value": numpy_helper.from_array(np.array([0], dtype=np.int64), "axes_value")}
+    built = model(
+        [
+            helper.make_node("Constant", [], ["axes"], **attr),
+            helper.make_node("Squeeze", ["x", "axes"], ["y"]),
+        ],
+        [tensor("x", np.float32, [1, 3, 1])],
+        [tensor("y", np.float32, [None, None])],
+        opset=13,
+    )
+    return Case(
+        id=f"converter_split_squeeze.squeeze13_to_12.{form}",
+        description=f"Squeeze-13(x, axes) with axes = Constant({next(iter(attr))}=[0]), "
+        "converted to opset 12",
+        model=built,
+        inputs={"x": x},
+        expected={"y": np.squeeze(x, axis=0)},
+        output_shapes={"y": [3, 1]},
+        convert_to=12,
+        known=known,
+    )
+
+
+def cases() -> list[Case]:
+    found: list[Case] = []
+    for form in ("no_split", "split_attr"):
+        found.append(_split11(form))
+    for form in ("raw_data", "int64_data"):
+        found.append(_split13(form))
+    for form in ("value_ints", "value_tensor"):
+        found.append(_squeeze13(form))
+    return found
