@@ -1,0 +1,109 @@
+"""ReduceSumSquare-18 with `noop_with_empty_axes=1` and no axes, written as an absent
+axes input or as an explicit empty axes tensor.
+
+What the result should be changed with the spec. Opset 18's text said the output
+"would be equivalent to input tensor" (x itself), while the reference evaluator and
+the op's own function body (Mul then ReduceSum) gave x²; onnx #6103 asked which one
+was right, PR #6121 briefly made the reference return x, and onnx PR #7137 / #7394
+settled it: reducing over an empty set of axes is the identity *of the reduction
+step*, the composite op's other steps still apply, so ReduceSumSquare returns the
+elementwise square. That is the spec of the onnx releases this corpus builds with
+(1.23.2: "ReduceSumSquare returns the Square of the input tensor, in this case"), and
+the numpy oracle here is `x * x`, for both spellings (the axes input's doc: "When
+axes is empty (either not provided or explicitly empty)").
+
+Observed in this matrix, for x of shape [2, 3] (keepdims=1):
+
+- onnx's reference: the absent form gives x² on every release (1.14.1-1.23.2); the
+  empty-tensor form reduced over all axes ([[sum x²]], shape [1, 1]) on 1.14.1-1.19.1,
+  because `is_axes_empty` only recognised None; x² from 1.20 on (1.20.1 in the
+  matrix, 1.20.0 too when run directly; onnx PR #7244, issue #7140).
+- onnxruntime 1.15.1-1.16.3 ignore `noop_with_empty_axes` and reduce over all axes
+  for both forms ([[sum x²]]).
+- onnxruntime 1.17.3-1.23.2: the absent form raises ("ValidateNoTransposeReduce count
+  == 1 was false. Reduction on all axes, output size should be 1", onnxruntime
+  #19147); the empty-tensor form returns x unsquared, the old "equivalent to input"
+  reading (onnxruntime #26288).
+- onnxruntime 1.24.4-1.32.0 return x² for both (onnxruntime PR #26436). The brief's
+  "1.17.3 raises, 1.32.0 returns x²" holds for the absent form.
+
+The annotation checks run the model in onnxruntime too, so a cell whose onnxruntime
+raises or returns [1, 1] reports them under the same known failures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from compat.build import const, model, rng, tensor
+from compat.case import Case, KnownFailure
+
+X_SHAPE = (2, 3)
+ORT_CHECKS = ("ort_run", "annotations", "inferred_annotations")
+
+
+def _known(form: str) -> tuple[KnownFailure, ...]:
+    reduce_all = KnownFailure(
+        package="onnxruntime",
+        versions="<1.17",
+        # the declared [?, ?] holds for [1, 1]; the inferred [2, 3] does not
+        checks=("ort_run", "inferred_annotations"),
+        reason="noop_with_empty_axes ignored: reduces over all axes, output [[sum(x^2)]]",
+        link="https://github.com/microsoft/onnxruntime/issues/26288",
+    )
+    if form == "absent":
+        middle = KnownFailure(
+            package="onnxruntime",
+            versions=">=1.17,<1.24",
+            checks=ORT_CHECKS,
+            reason="raises 'Reduction on all axes, output size should be 1' when axes is absent",
+            link="https://github.com/microsoft/onnxruntime/issues/19147",
+        )
+        return (reduce_all, middle)
+    middle = KnownFailure(
+        package="onnxruntime",
+        versions=">=1.17,<1.24",
+        checks=("ort_run",),
+        reason="returns x itself (no square) for an empty axes tensor",
+        link="https://github.com/microsoft/onnxruntime/issues/26288",
+    )
+    reference = KnownFailure(
+        package="onnx",
+        versions="<1.20",
+        checks=("reference",),
+        reason="the reference treats an empty axes tensor as 'all axes': [[sum(x^2)]]",
+        link="https://github.com/onnx/onnx/pull/7244",
+    )
+    return (reduce_all, middle, reference)
+
+
+def _case(form: str) -> Case:
+    x = rng(17).standard_normal(X_SHAPE).astype(np.float32)
+    if form == "absent":
+        inputs, initializers = ["x"], []
+        spelled = "ReduceSumSquare(x)"
+    else:
+        inputs = ["x", "axes"]
+        initializers = [const("axes", np.zeros(0, dtype=np.int64))]
+        spelled = "ReduceSumSquare(x, axes=[])"
+    built = model(
+        [helper.make_node("ReduceSumSquare", inputs, ["y"], noop_with_empty_axes=1)],
+        [tensor("x", np.float32, list(X_SHAPE))],
+        [tensor("y", np.float32, [None, None])],
+        initializers,
+        opset=18,
+    )
+    return Case(
+        id=f"reduce_sum_square_empty_axes.axes_{form}",
+        description=f"{spelled} with noop_with_empty_axes=1: the spec says x squared",
+        model=built,
+        inputs={"x": x},
+        expected={"y": x * x},
+        output_shapes={"y": list(X_SHAPE)},
+        known=_known(form),
+    )
+
+
+def cases() -> list[Case]:
+    return [_case("absent"), _case("empty")]
