@@ -40,6 +40,12 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def scoreboard(session: nox.Session) -> None:
+    """ONNX's backend node tests on every onnxruntime release -> reports/scoreboard/."""
+    run_compat(session, "scoreboard", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def report(session: nox.Session) -> None:
     """Re-render the reports from stored results, no run; `-- --check` fails on drift."""
     run_compat(session, "report", *session.posargs)

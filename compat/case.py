@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -85,7 +86,7 @@ class Case:
     model: onnx.ModelProto
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
     expected: dict[str, np.ndarray] = field(default_factory=dict)
-    output_shapes: dict[str, list[Dim]] = field(default_factory=dict)
+    output_shapes: Mapping[str, Sequence[Dim]] = field(default_factory=dict)
     optimized: Optimized | None = None
     known: tuple[KnownFailure, ...] = ()
     #: more runs for the annotation checks, each with a fresh binding map

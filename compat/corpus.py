@@ -149,7 +149,7 @@ def spec_of(case: Case) -> dict[str, object]:
     """The JSON expectations a worker reads from case.json."""
     return {
         "id": case.id,
-        "output_shapes": case.output_shapes,
+        "output_shapes": {name: list(dims) for name, dims in case.output_shapes.items()},
         "optimized": None
         if case.optimized is None
         else {

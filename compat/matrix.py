@@ -113,3 +113,11 @@ def select_shard(plan: Plan, k: int, n: int) -> Plan:
         {name: tuple(c for c in cells if c in keep) for name, cells in plan.axes.items()},
         plan.cross,
     )
+
+
+def select_axis(plan: Plan, name: str) -> Plan:
+    """Only the cells of one axis (`--axis onnxruntime`: the scoreboard's releases)."""
+    if name not in plan.axes:
+        raise UsageError(f"--axis {name}: this plan's axes are {', '.join(plan.axes)}")
+    cells = plan.axes[name]
+    return Plan(cells, {name: cells}, plan.cross)

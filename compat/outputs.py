@@ -11,6 +11,7 @@ from compat.render_docs import render_docs
 from compat.render_html import render_html
 from compat.render_junit import render_junit
 from compat.render_md import render_markdown
+from compat.render_scoreboard import render_scoreboard
 from compat.report import Report, write_json
 
 
@@ -22,11 +23,13 @@ class Style:
     collapse: bool = False
 
 
-RENDERERS: dict[str, Callable[[Report, Style], str]] = {
+#: None from a renderer means "nothing to say for this run" (no file is written).
+RENDERERS: dict[str, Callable[[Report, Style], str | None]] = {
     "matrix.md": lambda report, style: render_markdown(report),
     "compatibility.md": lambda report, style: render_docs(report, style.ascii, style.collapse),
     "matrix.html": lambda report, style: render_html(report),
     "junit.xml": lambda report, style: render_junit(report),
+    "scoreboard.md": lambda report, style: render_scoreboard(report),
 }
 
 
@@ -36,10 +39,18 @@ def write_reports(
     """Writes matrix.json and the named renderings; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     write_json(report, out / "matrix.json")
-    paths = [out / "matrix.json"]
+    return [out / "matrix.json", *render_files(report, out, style, names)]
+
+
+def render_files(report: Report, out: Path, style: Style, names: tuple[str, ...]) -> list[Path]:
+    """Writes the named renderings of stored results; returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
     for name in names:
-        (out / name).write_text(RENDERERS[name](report, style))
-        paths.append(out / name)
+        text = RENDERERS[name](report, style)
+        if text is not None:
+            (out / name).write_text(text)
+            paths.append(out / name)
     return paths
 
 
@@ -49,7 +60,7 @@ def drift(report: Report, out: Path, style: Style, names: tuple[str, ...]) -> li
     for name in names:
         path = out / name
         committed = path.read_text() if path.exists() else ""
-        rendered = RENDERERS[name](report, style)
+        rendered = RENDERERS[name](report, style) or ""
         if committed != rendered:
             diffs.append("".join(difflib.unified_diff(
                 committed.splitlines(keepends=True), rendered.splitlines(keepends=True),

@@ -22,6 +22,7 @@ class CaseInfo:
     sha256: str
     checks: dict[str, str]  # check id -> the package axis it exercises
     known: tuple[dict[str, Any], ...] = ()
+    tags: tuple[str, ...] = ()
 
     def serialize(self) -> dict[str, Any]:
         return {
@@ -32,6 +33,7 @@ class CaseInfo:
             # pairs, not an object: the file is written with sorted keys, the order matters
             "checks": [[check, axis] for check, axis in self.checks.items()],
             "known": list(self.known),
+            "tags": list(self.tags),
         }
 
     @classmethod
@@ -43,6 +45,7 @@ class CaseInfo:
             sha256=data["sha256"],
             checks={check: axis for check, axis in data["checks"]},
             known=tuple(data.get("known", ())),
+            tags=tuple(data.get("tags", ())),
         )
 
 

@@ -61,6 +61,7 @@ def case_info(files: CaseFiles) -> CaseInfo:
             }
             for k in case.known
         ),
+        tags=case.tags,
     )
 
 

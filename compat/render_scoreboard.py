@@ -1,0 +1,140 @@
+"""reports/scoreboard.md: ONNX's backend node tests against every onnxruntime release.
+
+Three tables: the scoreboard (one row per release: passed, failed, errors, crashes,
+timeouts, skipped, total, and the pass rate of what was attempted — skips are
+counted apart, never as passes or failures); a per-op table (passed/attempted); and
+what changed between consecutive releases, regressions first, each with the failing
+detail.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+from compat.backend_suite import FAMILY
+from compat.grid import text_table
+from compat.outcomes import CellRecord, CheckResult
+from compat.report import Report
+from compat.versions import version_key
+
+CHECK = "ort_run"
+PASSED = {"pass", "xpass"}
+FAILED = {"fail", "xfail"}
+COLUMNS = ("passed", "failed", "errors", "crashes", "timeouts", "skipped")
+BUCKET = {
+    "pass": "passed", "xpass": "passed", "fail": "failed", "xfail": "failed",
+    "error": "errors", "crash": "crashes", "timeout": "timeouts", "skip": "skipped",
+}  # fmt: skip
+
+
+def _releases(report: Report) -> list[CellRecord]:
+    ids = report.axes.get("onnxruntime") or tuple(c.id for c in report.cells)
+    cells = {c.id: c for c in report.cells}
+    return sorted((cells[i] for i in ids), key=lambda c: version_key(c.onnxruntime))
+
+
+def _results(report: Report) -> dict[tuple[str, str], CheckResult]:
+    return {
+        (r.cell, r.case): r
+        for r in report.results
+        if r.check == CHECK and r.case.startswith(FAMILY + ".")
+    }
+
+
+def scoreboard_rows(report: Report) -> list[list[str]]:
+    results = _results(report)
+    rows = []
+    for cell in _releases(report):
+        counts = Counter(BUCKET.get(r.outcome.value, "errors")
+                         for (c, _), r in results.items() if c == cell.id)  # fmt: skip
+        total = sum(counts.values())
+        attempted = total - counts["skipped"]
+        rate = f"{100 * counts['passed'] / attempted:.1f}%" if attempted else "—"
+        if cell.state.value != "ready":
+            rows.append([cell.onnxruntime, *["—"] * len(COLUMNS), "0", cell.state.value])
+            continue
+        rows.append([cell.onnxruntime, *(str(counts[k]) for k in COLUMNS), str(total), rate])
+    return rows
+
+
+def _per_op(report: Report, releases: list[CellRecord]) -> str:
+    op_of = {c.id: (c.tags[0] if c.tags else "?") for c in report.cases if c.family == FAMILY}
+    results = _results(report)
+    ops = sorted(set(op_of.values()))
+    rows = []
+    for op in ops:
+        row = [op]
+        for cell in releases:
+            mine = [r for (c, case), r in results.items() if c == cell.id and op_of.get(case) == op]
+            attempted = [r for r in mine if r.outcome.value != "skip"]
+            passed = [r for r in attempted if r.outcome.value in PASSED]
+            row.append(f"{len(passed)}/{len(attempted)}" if attempted else "—")
+        rows.append(row)
+    return text_table(rows, ["op", *(c.onnxruntime for c in releases)])
+
+
+def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
+    results = _results(report)
+    cases = sorted({case for _, case in results})
+    out = []
+    for before, after in itertools.pairwise(releases):
+        regressed: list[str] = []
+        fixed: list[str] = []
+        supported: list[str] = []
+        for case in cases:
+            old, new = results.get((before.id, case)), results.get((after.id, case))
+            if old is None or new is None:
+                continue
+            was, now = old.outcome.value, new.outcome.value
+            if was in PASSED and now not in PASSED:
+                regressed.append(f"- `{case[len(FAMILY) + 1 :]}`: {new.summary}".replace("\n", " "))
+            elif now in PASSED and was not in PASSED:
+                (supported if was == "skip" else fixed).append(f"`{case[len(FAMILY) + 1 :]}`")
+        out += [f"### {before.onnxruntime} → {after.onnxruntime}", ""]
+        out += [f"**{len(regressed)} regressed** (passed on {before.onnxruntime}, not on "
+                f"{after.onnxruntime})" + (":" if regressed else "."), ""]  # fmt: skip
+        if regressed:
+            out += [*regressed, ""]
+        out += [
+            f"**{len(fixed)} started passing**" + (": " + ", ".join(fixed) if fixed else "."),
+            "",
+        ]
+        if supported:
+            out += [f"**{len(supported)} newly supported** (skipped before, now pass): "
+                    + ", ".join(supported), ""]  # fmt: skip
+    return out
+
+
+def render_scoreboard(report: Report) -> str | None:
+    """The three tables, or None when the run had no backend tests."""
+    if not any(c.family == FAMILY for c in report.cases):
+        return None
+    releases = [c for c in _releases(report) if c.state.value == "ready"]
+    tests = sum(1 for c in report.cases if c.family == FAMILY)
+    generator = report.run.get("generator_onnx", "?")
+    headers = ["onnxruntime", *COLUMNS, "total", "pass rate (of attempted)"]
+    regressions = sum(line.startswith("- ") for line in _changes(report, releases))
+    return "\n".join([
+        "# ONNX backend scoreboard",
+        "",
+        f"{tests} node tests generated by onnx {generator} (`onnx.backend.test`), run with "
+        f"`{CHECK}` in one environment per onnxruntime release. A test whose model is newer "
+        "than a release supports is skipped, and skips are counted apart: the pass rate is "
+        "passed / (total − skipped).",
+        "",
+        f"**{regressions} regressions between consecutive releases** "
+        "(listed under *What changed*).",
+        "",
+        "## Scoreboard",
+        "",
+        text_table(scoreboard_rows(report), headers),
+        "",
+        "## Per op (passed / attempted)",
+        "",
+        _per_op(report, releases),
+        "",
+        "## What changed",
+        "",
+        *_changes(report, releases),
+    ]) + "\n"  # fmt: skip
