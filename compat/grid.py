@@ -78,7 +78,7 @@ def build_tables(report: Report) -> list[Table]:
             rows = []
             for case in cases:
                 for check, check_axis in case.checks.items():
-                    if axis not in ("cell", check_axis):
+                    if axis not in ("cell", check_axis) and check_axis != "both":
                         continue
                     found = tuple(results.get((c.id, case.id, check)) for c in columns)
                     entries = tuple(entry(c, r) for c, r in zip(columns, found, strict=True))
