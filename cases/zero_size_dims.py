@@ -1,0 +1,211 @@
+"""Zero-size dims through Concat, MatMul, Shape and Reshape, next to the same graphs non-zero.
+
+Empty tensors are legal everywhere in ONNX and show up in real models (no
+detections, an empty KV cache, a LoRA adapter of rank 0). Each graph below runs
+once with a zero-size dim (`.zero`) and once with the same dim non-zero
+(`.nonzero`); numpy is the oracle (a MatMul over an empty inner dim gives zeros).
+
+Observed in this matrix:
+
+- MatMul of a zero-size matrix by a vector, [0, 3] x [3] (numpy gives [0]),
+  fails in onnxruntime 1.15.1-1.31.1 with "left operand cannot broadcast on
+  dim 0" and passes in 1.32.0 (onnxruntime #11895).
+- MatMul whose right operand has a zero batch dim against a batch of 1,
+  [1, 2, 3] x [0, 3, 4], fails in 1.15.1-1.31.1 with "right operand cannot
+  broadcast on dim 0" and passes in 1.32.0 (onnxruntime PR #25663 describes
+  the zero-size batch broadcasting fix). A zero batch dim on the *left* passes
+  everywhere.
+- Concat, MatMul over an empty inner or outer dim, Shape (constant-folded to a
+  [0, 4] initializer when the dims are static), Reshape with -1 and the
+  symbolic Concat -> MatMul -> Shape -> Reshape chain pass every check in every
+  release, onnx's shape inference included (it infers the zero dims).
+  onnxruntime #20375 (https://github.com/microsoft/onnxruntime/issues/20375)
+  was named as the report for zero-size dims through these ops; its text was
+  not available when this family was written, and no failure beyond the two
+  MatMul rows above reproduced in any release here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from compat.build import const, model, rng, tensor
+from compat.case import Case, Dim, KnownFailure, Optimized
+
+Arrays = dict[str, np.ndarray]
+
+MATMUL_VECTOR = KnownFailure(
+    package="onnxruntime",
+    versions="<1.32",
+    checks=("ort_run", "annotations", "inferred_annotations"),
+    reason="MatMul [0, K] x [K] fails: left operand cannot broadcast on dim 0",
+    link="https://github.com/microsoft/onnxruntime/issues/11895",
+)
+MATMUL_BATCH = KnownFailure(
+    package="onnxruntime",
+    versions="<1.32",
+    checks=("ort_run", "annotations", "inferred_annotations"),
+    reason="MatMul with a zero batch dim on the right against 1: cannot broadcast",
+    link="https://github.com/microsoft/onnxruntime/pull/25663",
+)
+
+
+class Graph(NamedTuple):
+    nodes: list[onnx.NodeProto]
+    inputs: dict[str, list[Dim]]  # declared shapes of the graph inputs
+    feeds: dict[str, tuple[int, ...]]  # run shapes of the graph inputs
+    initializers: dict[str, np.ndarray]
+    oracle: Callable[[Arrays], np.ndarray]
+    out_rank: int
+    shapes: dict[str, list[Dim]]  # what strict shape inference must infer
+    optimized: Optimized | None = None
+    known: tuple[KnownFailure, ...] = ()
+    text: str = ""
+
+
+def _graph(name: str, n: int) -> Graph:
+    """The graph `name` with its varying dim set to `n` (0 or non-zero)."""
+    w = rng(12).standard_normal((4, 3)).astype(np.float32)
+    node = helper.make_node
+    if name == "concat":
+        return Graph(
+            [node("Concat", ["a", "b"], ["y"], axis=1)],
+            {"a": [2, n], "b": [2, 3]},
+            {"a": (2, n), "b": (2, 3)},
+            {},
+            lambda v: np.concatenate([v["a"], v["b"]], axis=1),
+            2,
+            {"y": [2, n + 3]},
+            text=f"Concat(a: [2, {n}], b: [2, 3], axis=1)",
+        )
+    if name == "matmul_inner":
+        return Graph(
+            [node("MatMul", ["a", "b"], ["y"])],
+            {"a": [2, n], "b": [n, 3]},
+            {"a": (2, n), "b": (n, 3)},
+            {},
+            lambda v: np.matmul(v["a"], v["b"]),
+            2,
+            {"y": [2, 3]},
+            text=f"MatMul(a: [2, {n}], b: [{n}, 3])",
+        )
+    if name == "matmul_rows":
+        return Graph(
+            [node("MatMul", ["a", "w"], ["y"])],
+            {"a": [n, 4]},
+            {"a": (n, 4)},
+            {"w": w},
+            lambda v: np.matmul(v["a"], w),
+            2,
+            {"y": [n, 3]},
+            text=f"MatMul(a: [{n}, 4], w: [4, 3] initializer)",
+        )
+    if name == "matmul_vector":
+        return Graph(
+            [node("MatMul", ["a", "b"], ["y"])],
+            {"a": [n, 3], "b": [3]},
+            {"a": (n, 3), "b": (3,)},
+            {},
+            lambda v: np.matmul(v["a"], v["b"]),
+            1,
+            {"y": [n]},
+            known=(MATMUL_VECTOR,) if n == 0 else (),
+            text=f"MatMul(a: [{n}, 3], b: [3])",
+        )
+    if name == "matmul_batch":
+        return Graph(
+            [node("MatMul", ["a", "b"], ["y"])],
+            {"a": [1, 2, 3], "b": [n, 3, 4]},
+            {"a": (1, 2, 3), "b": (n, 3, 4)},
+            {},
+            lambda v: np.matmul(v["a"], v["b"]),
+            3,
+            {"y": [n, 2, 4]},
+            known=(MATMUL_BATCH,) if n == 0 else (),
+            text=f"MatMul(a: [1, 2, 3], b: [{n}, 3, 4])",
+        )
+    if name == "shape_reshape":
+        return Graph(
+            [node("Shape", ["a"], ["dims"]), node("Reshape", ["flat", "dims"], ["y"])],
+            {"a": [n, 4], "flat": [4 * n]},
+            {"a": (n, 4), "flat": (4 * n,)},
+            {},
+            lambda v: v["flat"].reshape(v["a"].shape),
+            2,
+            {"dims": [2]},
+            optimized=Optimized(
+                op_counts={"Shape": 0}, meaning="Shape of a static input not folded"
+            ),
+            text=f"Reshape(flat: [{4 * n}], Shape(a: [{n}, 4]))",
+        )
+    if name == "reshape_infer":
+        return Graph(
+            [node("Reshape", ["a", "to"], ["y"])],
+            {"a": [n, 4]},
+            {"a": (n, 4)},
+            {"to": np.array([-1, 2], dtype=np.int64)},
+            lambda v: v["a"].reshape(-1, 2),
+            2,
+            {"y": [2 * n, 2]},
+            text=f"Reshape(a: [{n}, 4], [-1, 2])",
+        )
+    # the symbolic chain: nothing is known until run time
+    return Graph(
+        [
+            node("Concat", ["a", "b"], ["rows"], axis=0),
+            node("MatMul", ["rows", "w"], ["product"]),
+            node("Shape", ["product"], ["dims"]),
+            node("Reshape", ["product", "dims"], ["y"]),
+        ],
+        {"a": ["N", 4], "b": ["M", 4]},
+        {"a": (n, 4), "b": (n, 4)},
+        {"w": w},
+        lambda v: np.matmul(np.concatenate([v["a"], v["b"]]), w),
+        2,
+        {"dims": [2]},
+        text=f"Concat(a: [N, 4], b: [M, 4]) -> MatMul(w) -> Shape -> Reshape, N = M = {n}",
+    )
+
+
+GRAPHS = (
+    "concat",
+    "matmul_inner",
+    "matmul_rows",
+    "matmul_vector",
+    "matmul_batch",
+    "shape_reshape",
+    "reshape_infer",
+    "symbolic_chain",
+)
+
+
+def _case(name: str, size: str) -> Case:
+    n = 0 if size == "zero" else 2
+    g = _graph(name, n)
+    gen = rng(13)
+    feeds = {k: gen.standard_normal(shape).astype(np.float32) for k, shape in g.feeds.items()}
+    built = model(
+        g.nodes,
+        [tensor(k, np.float32, dims) for k, dims in g.inputs.items()],
+        [tensor("y", np.float32, [None] * g.out_rank)],
+        [const(k, v) for k, v in g.initializers.items()],
+    )
+    return Case(
+        id=f"zero_size_dims.{name}.{size}",
+        description=g.text,
+        model=built,
+        inputs=feeds,
+        expected={"y": g.oracle(feeds).astype(np.float32)},
+        output_shapes=g.shapes,
+        optimized=g.optimized,
+        known=g.known,
+    )
+
+
+def cases() -> list[Case]:
+    return [_case(name, size) for name in GRAPHS for size in ("zero", "nonzero")]
