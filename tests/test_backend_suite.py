@@ -1,0 +1,122 @@
+"""The `onnx_backend` case source, cross-checked against onnx's own backend runner."""
+
+from __future__ import annotations
+
+import unittest
+from pathlib import Path
+
+import pytest
+
+from compat import worker
+from compat.backend_suite import backend_cases
+from compat.case import Case
+from compat.corpus import write_case
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.render_scoreboard import render_scoreboard, scoreboard_rows
+from compat.report import CaseInfo, Report
+
+FAMILY, DESCRIPTION, CASES = backend_cases()
+BY_NAME = {c.id.split(".", 1)[1]: c for c in CASES}
+#: Passing and failing tests on the host's onnxruntime (>= 1.32), tensors and sequences.
+SLICE = [
+    "test_abs",
+    "test_add_bcast",
+    "test_relu",
+    "test_sequence_insert_at_back",
+    "test_split_variable_parts_1d_opset18",
+    "test_stft",  # a numerical mismatch
+    "test_resize_downsample_scales_linear_align_corners",  # a numerical mismatch
+    "test_max_int16",  # no kernel
+    "test_cast_FLOAT_to_BFLOAT16",  # numpy cannot carry the type
+]
+
+
+def test_the_suite_is_generated_once_with_op_tags() -> None:
+    assert FAMILY == "onnx_backend" and len(CASES) > 1000
+    assert BY_NAME["test_abs"].tags == ("Abs",)
+    expanded = [n for n in BY_NAME if n.endswith("_expanded")]
+    assert expanded and BY_NAME[expanded[0]].tags == BY_NAME[expanded[0][: -len("_expanded")]].tags
+
+
+def ours(case: Case, tmp_path: Path) -> bool:
+    directory = str(write_case(case, tmp_path).directory)
+    result = worker.run_task({}, {"case": case.id, "check": "ort_run", "case_dir": directory})
+    assert result["outcome"] != "skip", result
+    return result["outcome"] == "pass"
+
+
+def theirs(names: list[str]) -> dict[str, bool]:
+    """onnx.backend.test.BackendTest with onnxruntime's backend, on the same release."""
+    import onnx.backend.test
+    import onnxruntime.backend
+
+    runner = onnx.backend.test.BackendTest(onnxruntime.backend, __name__)
+    for name in names:
+        runner.include(f"^{name}_cpu$")
+    suite = unittest.TestSuite()
+    for case in runner.test_cases.values():
+        suite.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(case))
+    result = unittest.TestResult()
+    suite.run(result)
+    failed = {t.id().rsplit(".", 1)[1] for t, _ in result.failures + result.errors}
+    skipped = {t.id().rsplit(".", 1)[1] for t, _ in result.skipped}  # `include` skips the rest
+    assert not {f"{name}_cpu" for name in names} & skipped
+    return {name: f"{name}_cpu" not in failed for name in names}
+
+
+def test_pass_and_fail_agree_with_onnx_backend_runner_on_the_host_release(tmp_path: Path) -> None:
+    reference = theirs(SLICE)
+    mine = {name: ours(BY_NAME[name], tmp_path) for name in SLICE}
+    assert mine == reference
+    assert any(reference.values()) and not all(reference.values())  # the slice has both
+
+
+def board(outcomes: dict[str, list[Outcome]]) -> Report:
+    """Two releases, tests with the given outcomes on each."""
+    cells = tuple(
+        CellRecord(f"onnx1.23.2-ort{v}", "1.23.2", v, CellState.READY) for v in ("1.22.1", "1.24.4")
+    )
+    cases = tuple(
+        CaseInfo(f"onnx_backend.{name}", "onnx_backend", name, "0", {"ort_run": "onnxruntime"},
+                 tags=(name.split("_")[1].capitalize(),))
+        for name in outcomes
+    )  # fmt: skip
+    results = tuple(
+        CheckResult(cell.id, f"onnx_backend.{name}", "ort_run", o, detail=f"{o.value} detail")
+        for name, pair in outcomes.items()
+        for cell, o in zip(cells, pair, strict=True)
+    )
+    return Report(cells, cases, results, {"onnxruntime": tuple(c.id for c in cells)},
+                  run={"generator_onnx": "1.23.2"})  # fmt: skip
+
+
+def test_scores_count_skips_apart_and_changes_lead_with_regressions() -> None:
+    report = board({
+        "test_abs_a": [Outcome.PASS, Outcome.FAIL],
+        "test_add_b": [Outcome.FAIL, Outcome.PASS],
+        "test_cos_c": [Outcome.SKIP, Outcome.PASS],
+        "test_div_d": [Outcome.ERROR, Outcome.CRASH],
+    })  # fmt: skip
+    rows = scoreboard_rows(report)
+    assert rows[0] == ["1.22.1", "1", "1", "1", "0", "0", "1", "4", "33.3%"]
+    assert rows[1] == ["1.24.4", "2", "1", "0", "1", "0", "0", "4", "50.0%"]
+    text = render_scoreboard(report) or ""
+    assert "**1 regressions between consecutive releases**" in text
+    assert "- `test_abs_a`: fail: fail detail" in text
+    assert "**1 started passing**: `test_add_b`" in text
+    assert "**1 newly supported** (skipped before, now pass): `test_cos_c`" in text
+    assert "| Abs  | 1/1      | 0/1      |" in text
+
+
+def test_no_backend_tests_no_scoreboard() -> None:
+    report = board({})
+    assert render_scoreboard(Report(report.cells, (), (), report.axes)) is None
+
+
+@pytest.mark.parametrize(
+    "name", ["test_sequence_insert_at_back", "test_optional_has_element_empty_optional_input"]
+)
+def test_sequences_and_optionals_travel_as_protobuf_files(name: str, tmp_path: Path) -> None:
+    files = write_case(BY_NAME[name], tmp_path)
+    data = worker.load_pb_data(str(files.directory), BY_NAME[name].model)
+    assert data and all(key.startswith(("in.", "out.")) for key in data)
