@@ -1,0 +1,178 @@
+"""LayerNorm / RMSNorm written with ReduceMean-18 (axes input) vs ReduceMean-13 (axes attribute).
+
+Exporters that target opset < 17 (or decompose LayerNormalization) write the
+normalization as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add;
+RMSNorm as Pow, ReduceMean, Add, Sqrt, Div, Mul. onnxruntime fuses these
+patterns into LayerNormalization and SimplifiedLayerNormalization (both in the
+default domain in the optimized graph). Opset 18 moved ReduceMean's `axes` from
+an attribute to an input, so the same pattern exported at opset 18 has a
+different node shape than at opset 13-17; the fusion first missed it and was
+fixed for onnxruntime 1.14 (https://github.com/microsoft/onnxruntime/pull/14542).
+`ort_optimized` (at level `extended`, where both fusions run in every release)
+expects no ReduceMean left and one fused node. `keepdims0` is the negative
+twin: with `keepdims=0` the reduced axis is dropped, Sub and Div broadcast the
+per-row statistics along the columns of a square x, the graph is no
+normalization, and the fusion must leave it alone.
+
+Observed (18 onnxruntime releases, 1.15.1-1.32.0): the fusion fires for every
+keepdims=1 form, with the axes as attribute (opsets 13 and 17) or as input
+(opset 18, axis -1 or the positive last axis), for both norms. onnxruntime
+1.20 moved LayerNorm fusion to level `basic` for models importing opset >= 16
+(https://github.com/microsoft/onnxruntime/pull/21332): from 1.20 the opset-17/18
+LayerNorm forms are already fused at `basic`, the opset-13 one only at
+`extended`; RMSNorm stays at `extended`. `keepdims0` is fused anyway in every
+release, and computes wrong values without any error at `extended` and `all`
+(and, for LayerNorm, at `basic` too from 1.20):
+https://github.com/microsoft/onnxruntime/issues/30513 (fix proposed in
+https://github.com/microsoft/onnxruntime/pull/31144, not in any release of the
+matrix). The attribute form (opset 17) of `keepdims0` behaves the same when
+tried by hand. onnx's checker, shape inference and reference evaluator
+(1.14.1-1.23.2) pass every case.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from compat.build import const, model, rng, tensor
+from compat.case import Case, KnownFailure, Optimized
+
+SHAPE = (2, 4, 8)
+EPSILON = 1e-5
+
+
+class Form(NamedTuple):
+    opset: int  # 13-17: ReduceMean-13 (axes attribute); 18: ReduceMean-18 (axes input)
+    axis: int
+    keepdims: int
+    shape: tuple[int, ...]
+
+
+FORMS = {
+    "axes_attribute": Form(17, -1, 1, SHAPE),
+    "axes_attribute_opset13": Form(13, -1, 1, SHAPE),
+    "axes_input": Form(18, -1, 1, SHAPE),
+    "axes_input_positive": Form(18, len(SHAPE) - 1, 1, SHAPE),
+    # not a normalization: the reduced axis is dropped, so Sub/Div broadcast the
+    # per-row statistics along the columns of a square x; must not be fused
+    "keepdims0": Form(18, -1, 0, (4, 4)),
+}
+
+
+def _reduce_mean(form: Form, source: str, out: str) -> onnx.NodeProto:
+    if form.opset >= 18:
+        return helper.make_node("ReduceMean", [source, "axes"], [out], keepdims=form.keepdims)
+    return helper.make_node("ReduceMean", [source], [out], axes=[form.axis], keepdims=form.keepdims)
+
+
+def _nodes(norm: str, form: Form) -> list[onnx.NodeProto]:
+    if norm == "layernorm":
+        return [
+            _reduce_mean(form, "x", "mean"),
+            helper.make_node("Sub", ["x", "mean"], ["centered"]),
+            helper.make_node("Pow", ["centered", "two"], ["squared"]),
+            _reduce_mean(form, "squared", "variance"),
+            helper.make_node("Add", ["variance", "epsilon"], ["variance_eps"]),
+            helper.make_node("Sqrt", ["variance_eps"], ["std"]),
+            helper.make_node("Div", ["centered", "std"], ["normalized"]),
+            helper.make_node("Mul", ["normalized", "gamma"], ["scaled"]),
+            helper.make_node("Add", ["scaled", "beta"], ["y"]),
+        ]
+    return [
+        helper.make_node("Pow", ["x", "two"], ["squared"]),
+        _reduce_mean(form, "squared", "mean_square"),
+        helper.make_node("Add", ["mean_square", "epsilon"], ["mean_square_eps"]),
+        helper.make_node("Sqrt", ["mean_square_eps"], ["rms"]),
+        helper.make_node("Div", ["x", "rms"], ["normalized"]),
+        helper.make_node("Mul", ["normalized", "gamma"], ["y"]),
+    ]
+
+
+def _oracle(
+    norm: str, keepdims: bool, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray
+) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    if norm == "layernorm":
+        centered = x64 - x64.mean(axis=-1, keepdims=keepdims)
+        out = centered / np.sqrt((centered**2).mean(axis=-1, keepdims=keepdims) + EPSILON)
+        out = out * gamma + beta
+    else:
+        out = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=keepdims) + EPSILON) * gamma
+    result: np.ndarray = out.astype(np.float32)
+    return result
+
+
+FUSED = {"layernorm": "LayerNormalization", "rmsnorm": "SimplifiedLayerNormalization"}
+
+
+def _case(norm: str, variant: str) -> Case:
+    form = FORMS[variant]
+    gen = rng(17)
+    x = gen.standard_normal(form.shape).astype(np.float32)
+    gamma = gen.standard_normal(form.shape[-1]).astype(np.float32)
+    beta = gen.standard_normal(form.shape[-1]).astype(np.float32)
+    initializers = [
+        const("two", np.array(2.0, dtype=np.float32)),
+        const("epsilon", np.array(EPSILON, dtype=np.float32)),
+        const("gamma", gamma),
+    ]
+    if norm == "layernorm":
+        initializers.append(const("beta", beta))
+    if form.opset >= 18:
+        initializers.append(const("axes", np.array([form.axis], dtype=np.int64)))
+    built = model(
+        _nodes(norm, form),
+        [tensor("x", np.float32, list(form.shape))],
+        [tensor("y", np.float32, [None] * len(form.shape))],
+        initializers,
+        opset=form.opset,
+    )
+    if form.opset >= 18:
+        spelled = f"ReduceMean(x, axes=initializer [{form.axis}], keepdims={form.keepdims})"
+    else:
+        spelled = f"ReduceMean(x) with attribute axes=[{form.axis}]"
+    fused = FUSED[norm]
+    reduce_means = 2 if norm == "layernorm" else 1
+    known: tuple[KnownFailure, ...] = ()
+    if form.keepdims:
+        optimized = Optimized(
+            op_counts={"ReduceMean": 0, fused: 1},
+            meaning=f"{norm} pattern not fused into {fused}",
+            level="extended",
+        )
+    else:
+        optimized = Optimized(
+            op_counts={"ReduceMean": reduce_means, fused: 0},
+            meaning=f"a keepdims=0 pattern, which is no {norm}, fused into {fused}",
+            level="extended",
+        )
+        known = (
+            KnownFailure(
+                package="onnxruntime",
+                versions="",
+                checks=("ort_run", "ort_optimized"),
+                reason=f"{fused} fusion ignores ReduceMean's keepdims=0 and computes "
+                "something else at levels extended and all",
+                link="https://github.com/microsoft/onnxruntime/issues/30513",
+            ),
+        )
+    return Case(
+        id=f"layernorm_reducemean_fusion.{norm}.{variant}",
+        description=f"{norm} over the last axis with {spelled}, opset {form.opset}",
+        model=built,
+        inputs={"x": x},
+        expected={"y": _oracle(norm, bool(form.keepdims), x, gamma, beta)},
+        output_shapes={"y": list(form.shape)},
+        optimized=optimized,
+        known=known,
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
+def cases() -> list[Case]:
+    return [_case(norm, variant) for norm in FUSED for variant in FORMS]
