@@ -106,6 +106,25 @@ def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
     return out
 
 
+def _regressions(report: Report, releases: list[CellRecord]) -> list[str]:
+    """The headline: every test that passed on a release and not on the next one."""
+    results = _results(report)
+    lines = []
+    for before, after in itertools.pairwise(releases):
+        for (cell, case), new in sorted(results.items()):
+            old = results.get((before.id, case))
+            if (
+                cell == after.id
+                and old
+                and old.outcome.value in PASSED
+                and (new.outcome.value not in PASSED)
+            ):
+                name = case[len(FAMILY) + 1 :]
+                lines.append(f"- {before.onnxruntime} → {after.onnxruntime}: `{name}`: "
+                             + new.summary.replace("\n", " "))  # fmt: skip
+    return lines
+
+
 def render_scoreboard(report: Report) -> str | None:
     """The three tables, or None when the run had no backend tests."""
     if not any(c.family == FAMILY for c in report.cases):
@@ -114,7 +133,7 @@ def render_scoreboard(report: Report) -> str | None:
     tests = sum(1 for c in report.cases if c.family == FAMILY)
     generator = report.run.get("generator_onnx", "?")
     headers = ["onnxruntime", *COLUMNS, "total", "pass rate (of attempted)"]
-    regressions = sum(line.startswith("- ") for line in _changes(report, releases))
+    headline = _regressions(report, releases)
     return "\n".join([
         "# ONNX backend scoreboard",
         "",
@@ -123,8 +142,9 @@ def render_scoreboard(report: Report) -> str | None:
         "than a release supports is skipped, and skips are counted apart: the pass rate is "
         "passed / (total − skipped).",
         "",
-        f"**{regressions} regressions between consecutive releases** "
-        "(listed under *What changed*).",
+        f"## {len(headline)} regressions between consecutive releases",
+        "",
+        *(headline or ["None: no test that passed on a release fails on the next."]),
         "",
         "## Scoreboard",
         "",

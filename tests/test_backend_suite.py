@@ -101,7 +101,8 @@ def test_scores_count_skips_apart_and_changes_lead_with_regressions() -> None:
     assert rows[0] == ["1.22.1", "1", "1", "1", "0", "0", "1", "4", "33.3%"]
     assert rows[1] == ["1.24.4", "2", "1", "0", "1", "0", "0", "4", "50.0%"]
     text = render_scoreboard(report) or ""
-    assert "**1 regressions between consecutive releases**" in text
+    assert "## 1 regressions between consecutive releases" in text
+    assert "- 1.22.1 → 1.24.4: `test_abs_a`: fail: fail detail" in text
     assert "- `test_abs_a`: fail: fail detail" in text
     assert "**1 started passing**: `test_add_b`" in text
     assert "**1 newly supported** (skipped before, now pass): `test_cos_c`" in text
