@@ -108,7 +108,11 @@ class CaseData:
                 import numpy as np
 
                 with Phase("load"), np.load(os.path.join(self.case_dir, "data.npz")) as z:
-                    self._data = {name: z[name] for name in z.files}
+                    # strings travel as fixed-width unicode; runtimes use object arrays
+                    self._data = {
+                        name: z[name].astype(object) if z[name].dtype.kind == "U" else z[name]
+                        for name in z.files
+                    }
         return self._data
 
     @property
@@ -252,6 +256,8 @@ def compare_value(name, actual, want, rtol, atol):
         return None
     want = np.asarray(want)
     actual = np.asarray(actual)
+    if want.dtype.kind in "OU" and actual.dtype.kind in "OU":  # strings, however stored
+        want, actual = want.astype(object), actual.astype(object)
     if actual.shape != want.shape:
         return "output %r has shape %s, expected %s" % (name, list(actual.shape), list(want.shape))
     if actual.dtype != want.dtype:
@@ -268,10 +274,15 @@ def compare_value(name, actual, want, rtol, atol):
             len(bad),
             actual.size,
             list(index),
-            actual[index].item(),
-            want[index].item(),
+            plain(actual[index]),
+            plain(want[index]),
         )
     return None
+
+
+def plain(element):
+    """A numpy scalar as a Python value; an object array's element (a str) as it is."""
+    return element.item() if hasattr(element, "item") else element
 
 
 def tensor_shape(type_proto):

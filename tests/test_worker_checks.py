@@ -9,6 +9,7 @@ import pytest
 from onnx import helper
 
 from compat import worker
+from compat.build import model, tensor
 from compat.case import Optimized
 from tests.helpers import add_one_case, add_one_model, case_dir, hostile_case
 
@@ -141,3 +142,17 @@ def test_onnxruntime_checks_skip_a_model_newer_than_the_runtime_loads(tmp_path: 
         assert str(result["detail"]).startswith("IR version 99 > max ")
     max_ir, max_opset = worker.ort_limits()
     assert max_ir >= 10 and max_opset >= 21  # the host's onnxruntime is >= 1.18.1
+
+
+@pytest.mark.parametrize("check", ["reference", "ort_run"])
+def test_string_tensors_travel_to_the_cells(check: str, tmp_path: Path) -> None:
+    words = np.array(["a", "bc", ""], dtype=object)
+    built = model(
+        [helper.make_node("Identity", ["s"], ["t"])],
+        [tensor("s", np.str_, [3])],
+        [tensor("t", np.str_, [3])],
+    )
+    case = add_one_case(model=built, inputs={"s": words}, expected={"t": words}, output_shapes={})
+    assert run(case, check, tmp_path)["outcome"] == "pass"
+    wrong = add_one_case(model=built, inputs={"s": words}, expected={"t": words[::-1].copy()})
+    assert run(wrong, check, tmp_path / "wrong")["outcome"] == "fail"
