@@ -1,6 +1,7 @@
 """`python -m compat` (and the nox sessions): load config → expand → select → run → render.
 
-Subcommands: `matrix` runs the matrix; `plan` prints it for a CI job matrix;
+Subcommands: `matrix` runs the matrix; `scoreboard` the backend suite; `plan` prints the
+plan for a CI job matrix;
 `merge` combines shard reports; `repro` rebuilds one cell under exact pins;
 `bisect` finds the first release where an outcome changes; `annotations`
 (handled in compat/__main__.py) checks one model's shape annotations.
@@ -13,41 +14,20 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
-from compat.backend_suite import backend_cases
-from compat.bisection import bisect, releases
-from compat.config import Config, load_config
-from compat.corpus import Corpus, discover_cases, select_cases, write_case
-from compat.dropin import load_dropins
+from compat.config import load_config
 from compat.errors import CompatError, UsageError
+from compat.followup import cmd_bisect, cmd_repro
 from compat.grid import text_table
-from compat.matrix import (
-    Cell,
-    Plan,
-    expand,
-    parse_shard,
-    parse_version_list,
-    requirements,
-    select_axis,
-    select_cells,
-    select_shard,
-)
+from compat.matrix import select_shard
 from compat.merge import merge
-from compat.outcomes import CellState
 from compat.outputs import RENDERERS, Style, drift, render_files, write_reports
 from compat.progress import Progress
 from compat.render_scoreboard import COLUMNS, scoreboard_rows
-from compat.render_terminal import render_grid, render_unexpected
 from compat.report import Report, read_json
-from compat.repro import FAILING, parse_pins, repro_cell, repro_command, write_script
-from compat.run import Settings, run_cell, run_matrix
-from compat.versions import version_key
-
-
-def _globs(text: str | None) -> tuple[str, ...]:
-    return tuple(g.strip() for g in (text or "").split(",") if g.strip())
+from compat.run import run_matrix
+from compat.steps import describe_plan, finish, load_corpus, resolve_plan, settings_of
 
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
@@ -166,97 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# --- the steps --------------------------------------------------------------------
-
-
-def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
-    """(the whole plan, the part this process runs): they differ only with --shard."""
-    onnx = parse_version_list(args.onnx, "--onnx") if args.onnx else None
-    ort = parse_version_list(args.ort, "--ort") if args.ort else None
-    whole = select_cells(expand(config, onnx, ort, args.cross), _globs(args.cells))
-    if getattr(args, "axis", None):
-        whole = select_axis(whole, args.axis)
-    if args.shard:
-        return whole, select_shard(whole, *parse_shard(args.shard))
-    return whole, whole
-
-
-def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
-    corpus = discover_cases(args.corpus or args.config.resolve().parent / "cases")
-    sources = [load_dropins(d) for d in [*config.cases_dirs, *args.cases_dir]]
-    if args.suite == "onnx-backend":
-        sources.append(backend_cases())
-    for family, description, cases in sources:
-        if family in corpus.families:
-            raise UsageError(f"case family {family!r} is defined twice (a drop-in directory?)")
-        corpus = Corpus(corpus.cases + cases, {**corpus.families, family: description})
-    return Corpus(select_cases(corpus.cases, _globs(args.cases)), corpus.families)
-
-
-def settings_of(args: argparse.Namespace, config: Config) -> Settings:
-    if args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: give at least 1")
-    state = (args.state_dir or args.config.resolve().parent / ".compat").resolve()
-    return Settings(
-        envs_dir=state / "envs",
-        work_dir=state / "work",
-        timeout=args.timeout or config.timeout,
-        jobs=args.jobs,
-        python=args.python,
-        cache_dir=None if args.fresh else state / "cache",
-    )
-
-
-def describe_plan(plan: Plan, corpus: Corpus) -> str:
-    checks = sum(len(c.checks) for c in corpus.cases)
-    lines = [
-        f"{len(plan.cells)} cells × {len(corpus.cases)} cases "
-        f"({checks} checks per cell, {checks * len(plan.cells)} in all)",
-        "",
-        "cells:",
-    ]
-    lines += [f"  {c.id:28} {' '.join(c.requirements)}" for c in plan.cells]
-    lines += ["", "cases:"]
-    lines += [f"  {c.id:44} {', '.join(c.checks)}" for c in corpus.cases]
-    return "\n".join(lines)
-
-
-def repro_hints(report: Report) -> list[str]:
-    """One `nox -s repro` command per unexpected cell."""
-    cells = {c.id: c for c in report.cells}
-    hints = []
-    for cell in report.broken_cells:
-        hints.append(repro_command(cell, []))
-    for cell_id in dict.fromkeys(r.cell for r in report.unexpected):
-        cases = sorted({r.case for r in report.unexpected if r.cell == cell_id})
-        hints.append(repro_command(cells[cell_id], cases))
-    return hints
-
-
-def finish(report: Report, paths: list[Path]) -> int:
-    """The terminal summary and the exit code shared by `matrix` and `merge`:
-    the grid, then what needs a look (with repro commands), counts, files."""
-    print(render_grid(report))
-    print()
-    print(render_unexpected(report) or "no unexpected results")
-    hints = repro_hints(report)
-    if hints:
-        print("reproduce with:")
-        print("\n".join(f"  {hint}" for hint in hints))
-    counts: dict[str, int] = {}
-    for r in report.results:
-        counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
-    for c in report.broken_cells:
-        counts[c.state.value] = counts.get(c.state.value, 0) + 1
-    print("\noutcomes: " + ", ".join(f"{n} {o}" for o, n in sorted(counts.items())))
-    executed = report.run.get("executed")
-    total = len(report.results)
-    cached = "" if executed is None else f" ({executed} run, {total - executed} cached)"
-    print(f"{total} results{cached} in {report.run.get('seconds', 0)} s")
-    print("wrote: " + ", ".join(str(p) for p in paths))
-    return 1 if hints else 0
-
-
 # --- the commands -------------------------------------------------------------------
 
 
@@ -373,82 +262,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     report = merge(args.dirs)
     return finish(report, write_reports(report, args.out))
-
-
-def cmd_repro(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    cell = repro_cell(parse_pins(args.pins, args.requirements), config)
-    corpus = load_corpus(args, config)
-    settings = replace(settings_of(args, config), cache_dir=None)  # always run for real
-    print(f"reproducing {cell.id}: {' '.join(cell.requirements)}", flush=True)
-    files = [write_case(c, settings.work_dir / "cases") for c in corpus.cases]
-    run = run_cell(cell, files, settings)
-    record = run.record
-    if record.state is not CellState.READY:
-        print(f"{record.state.value}:\n{record.detail}")
-        return 1
-    installed = ", ".join(f"{k} {v}" for k, v in sorted(record.packages.items()))
-    print(f"installed: {installed}; Python {record.python}; {record.platform}")
-    by_case = {f.case.id: f for f in files}
-    failing = [r for r in run.results if r.outcome in FAILING]
-    for result in failing:
-        print(f"\n== {result.case} · {result.check}: {result.summary}")
-        if result.traceback:
-            print(result.traceback.rstrip())
-        script = write_script(result, record, by_case[result.case], args.out / "repro")
-        print(f"   script: {script} (with {script.with_name('requirements.txt')})")
-    passed = len(run.results) - len(failing)
-    print(f"\n{len(failing)} failing, {passed} passing or skipped checks in {cell.id}")
-    return 1 if any(r.outcome.unexpected for r in run.results) else 0
-
-
-def cmd_bisect(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    corpus = load_corpus(args, config)
-    case = next((c for c in corpus.cases if c.id == args.case), None)
-    if case is None:
-        raise UsageError(f"--case {args.case}: no such case; see `nox -s matrix -- --list`")
-    if args.check not in case.checks:
-        raise UsageError(f"--check {args.check}: {case.id} has {', '.join(case.checks)}")
-    axis = config.onnx if args.package == "onnx" else config.onnxruntime
-    good = args.good or axis.versions[0]
-    available = releases(args.package, args.pre, args.yanked)
-    versions = [v for v in available if version_key(good) <= version_key(v)]
-    if args.bad:
-        versions = [v for v in versions if version_key(v) <= version_key(args.bad)]
-    for flag, value in (("--good", good), ("--bad", args.bad)):
-        if value and value not in available:
-            raise UsageError(f"{flag} {value}: not an installable release of {args.package}")
-    print(f"bisecting {len(versions)} {args.package} releases: {', '.join(versions)}")
-    settings = settings_of(args, config)
-    only = write_case(
-        replace(
-            case,
-            builtin_checks=tuple(c for c in case.builtin_checks if c == args.check),
-            custom_checks=tuple(c for c in case.custom_checks if c.name == args.check),
-        ),
-        settings.work_dir / "cases",
-    )
-
-    def probe(version: str) -> str | None:
-        onnx, ort = (
-            (version, config.onnx.pair) if args.package == "onnx" else
-            (config.onnxruntime.pair, version)
-        )  # fmt: skip
-        cell = Cell(onnx, ort, requirements(onnx, ort, config.constraints))
-        run = run_cell(cell, [only], settings)
-        if run.record.state is not CellState.READY:
-            print(f"  {version}: {run.record.state.value}, skipped")
-            return None
-        (result,) = [r for r in run.results if r.check == args.check]
-        print(f"  {version}: {result.outcome.value} {result.detail[:120]}", flush=True)
-        return result.outcome.value
-
-    found = bisect(versions, probe)
-    print(f"tested {len(found.tested)} of {len(versions)} releases "
-          f"(bound ⌈log2(n)⌉+2 = {found.bound}): {', '.join(found.tested)}")  # fmt: skip
-    print(found.verdict())
-    return 0
 
 
 def main_inner(argv: Sequence[str] | None = None) -> int:
