@@ -2,7 +2,7 @@
 
 One session per onnx/onnxruntime pair, nox's default backend (virtualenv + pip),
 run one after another, each installing its pins and running the same checks
-with the same worker on the same case files. bench/matrix_vs_noxfile.py copies
+with the same in-cell code (compat/cell/) on the same case files. bench/matrix_vs_noxfile.py copies
 this file next to a generated `pairs.json` and `plan.json`.
 """
 
@@ -21,7 +21,10 @@ def make(onnx: str, ort: str, extra: list[str]) -> None:
         session.install(f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf", *extra)
         results = HERE / f"results-{onnx}-{ort}.jsonl"
         results.write_text("")
-        session.run("python", str(HERE / "worker.py"), str(HERE / "plan.json"), str(results), "0")
+        session.run(
+            "python", "-m", "compat.cell", "run", str(HERE / "plan.json"), str(results), "0",
+            env={"PYTHONPATH": str(HERE / "code")},
+        )  # fmt: skip
 
 
 for pair in PAIRS:

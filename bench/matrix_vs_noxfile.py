@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from compat import cellcode  # noqa: E402
 from compat.config import load_config  # noqa: E402
 from compat.corpus import discover_cases, write_case  # noqa: E402
-from compat.envs import WORKER  # noqa: E402
 from compat.matrix import expand  # noqa: E402
 
 CASES = "pad_*,conv_*,shape_*"
@@ -69,8 +69,7 @@ def main() -> None:
         hand = work / "handwritten"
         hand.mkdir()
         shutil.copy(ROOT / "bench" / "handwritten_noxfile.py", hand / "noxfile.py")
-        shutil.copy(WORKER, hand / "worker.py")
-        shutil.copy(WORKER.with_name("annotations.py"), hand / "annotations.py")
+        shutil.copytree(cellcode.stage(work / "staged"), hand / "code")
         corpus = discover_cases(ROOT / "cases")
         selected = [c for c in corpus.cases if c.family != "annotations"]
         tasks = [

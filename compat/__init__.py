@@ -1,7 +1,7 @@
 """onnx-compat: a cross-version compatibility matrix runner for ONNX and ONNX Runtime.
 
-Exports resolve lazily, so `python -m compat annotations` runs inside any cell
-(Python 3.9+, onnx/onnxruntime/numpy only) without importing the host side.
+Exports resolve lazily: this file also runs inside every cell (as the parent of
+`compat.cell`, Python 3.9+, onnx/onnxruntime/numpy only) and imports nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ _EXPORTS = {
     "Outcome": "compat.outcomes",
     "Report": "compat.report",
     "read_json": "compat.report",
-    "check_run": "compat.annotations",
+    "check_run": "compat.cell.observe",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,11 +1,6 @@
-"""`python -m compat`: `annotations` runs with only onnx/onnxruntime/numpy installed."""
+"""`python -m compat`: the host command line (compat/cli.py)."""
 
 import sys
-
-if sys.argv[1:2] == ["annotations"]:
-    from compat.annotations_cli import main
-
-    sys.exit(main(sys.argv[2:]))
 
 from compat.cli import main
 

@@ -14,20 +14,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from compat import cellcode
 from compat.corpus import CaseFiles
-from compat.envs import WORKER
 from compat.outcomes import CellRecord
 
-#: Everything the worker executes, besides the case files themselves.
-CODE = (WORKER, WORKER.with_name("annotations.py"))
 UNCACHED = frozenset({"timeout"})
 
 
 def code_hash(files: CaseFiles) -> str:
-    digest = hashlib.sha256()
-    paths = [*CODE, *(Path(c.file) for c in files.case.custom_checks)]
-    for path in paths:
-        digest.update(path.read_bytes())
+    digest = hashlib.sha256(cellcode.code_hash().encode())
+    for custom in files.case.custom_checks:
+        digest.update(Path(custom.file).read_bytes())
     return digest.hexdigest()
 
 

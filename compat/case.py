@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
+
+from compat.cell.checks import CHECKS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -14,33 +16,13 @@ Package = Literal["onnx", "onnxruntime"]
 Dim = int | str | None
 
 #: Built-in checks, in table order, with the package each one exercises ("both": its
-#: rows appear against the releases of either package).
+#: rows appear against the releases of either package), and what each asks, in words
+#: a docs reader understands. Both read the one table, `compat.cell.checks.CHECKS`.
 CHECK_AXIS: dict[str, Package | Literal["both"]] = {
-    "checker": "onnx",
-    "shape_inference": "onnx",
-    "reference": "onnx",
-    "ort_run": "onnxruntime",
-    "ort_optimized": "onnxruntime",
-    "annotations": "both",  # observed with onnx's reference evaluator and onnxruntime
-    "inferred_annotations": "onnx",
-    "annotations_builtin": "onnx",
-    "version_converter": "onnx",
+    c.name: cast('Package | Literal["both"]', c.package) for c in CHECKS
 }
 BUILTIN_CHECKS = tuple(CHECK_AXIS)
-
-#: What each built-in check asks, in words a docs reader understands.
-CHECK_TITLES: dict[str, str] = {
-    "checker": "onnx.checker accepts the model (full check)",
-    "shape_inference": "strict shape inference succeeds and infers the expected shapes",
-    "reference": "onnx's reference evaluator computes the right outputs",
-    "ort_run": "onnxruntime computes the right outputs at every optimization level",
-    "ort_optimized": "onnxruntime's optimized graph has the expected structure",
-    "annotations": "the declared shape annotations hold on real runs",
-    "inferred_annotations": "annotations added by onnx shape inference hold on real runs",
-    "annotations_builtin": "onnx's own annotation checker agrees with ours",
-    "version_converter": "onnx's version converter produces a valid model that computes "
-    "the same outputs",
-}
+CHECK_TITLES: dict[str, str] = {c.name: c.title for c in CHECKS}
 
 
 @dataclass(frozen=True)

@@ -3,31 +3,22 @@
 Subcommands: `matrix` runs the matrix; `scoreboard` the backend suite; `plan` prints the
 plan for a CI job matrix;
 `merge` combines shard reports; `repro` rebuilds one cell under exact pins;
-`bisect` finds the first release where an outcome changes; `annotations`
-(handled in compat/__main__.py) checks one model's shape annotations.
+`bisect` finds the first release where an outcome changes; `annotations` checks one
+model's shape annotations. This module only parses and dispatches: the commands live
+in compat/commands.py and compat/followup/commands.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from compat.config import load_config
-from compat.errors import CompatError, UsageError
-from compat.followup import cmd_bisect, cmd_repro
-from compat.grid import text_table
-from compat.matrix import select_shard
-from compat.merge import merge
-from compat.outputs import RENDERERS, Style, drift, render_files, write_reports
-from compat.progress import Progress
-from compat.render_scoreboard import COLUMNS, scoreboard_rows
-from compat.report import Report, read_json
-from compat.run import run_matrix
-from compat.steps import describe_plan, finish, load_corpus, resolve_plan, settings_of
+from compat import commands as host
+from compat.errors import CompatError
+from compat.followup.commands import cmd_bisect, cmd_repro
 
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_config, _add_axes, _add_corpus, _add_run):
         add(matrix)
     matrix.add_argument("--list", action="store_true", help="print the plan and exit")
-    matrix.set_defaults(func=cmd_matrix)
+    matrix.set_defaults(func=host.cmd_matrix)
 
     board = commands.add_parser(
         "scoreboard", help="ONNX's backend node tests on every onnxruntime release"
@@ -100,14 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_axes(board)
     _add_corpus(board, cases="onnx_backend.*")
     _add_run(board)
-    board.set_defaults(func=cmd_scoreboard, axis="onnxruntime", out=Path("reports/scoreboard"))
+    board.set_defaults(func=host.cmd_scoreboard, axis="onnxruntime", out=Path("reports/scoreboard"))
 
     plan = commands.add_parser("plan", help="print the cells, e.g. as a CI job matrix")
     _add_config(plan)
     _add_axes(plan)
     plan.add_argument("--json", action="store_true", help='print {"include": [...]} for CI')
     plan.add_argument("--shards", type=int, help="group the cells into N shards")
-    plan.set_defaults(func=cmd_plan)
+    plan.set_defaults(func=host.cmd_plan)
 
     report = commands.add_parser("report", help="re-render reports from stored results")
     report.add_argument("--results", type=Path, metavar="FILE", help="a stored matrix.json")
@@ -116,12 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--ascii", action="store_true", help="plain-text marks in the docs tables")
     report.add_argument("--collapse", action="store_true", help="merge equal neighbouring releases")
     _add_config(report)
-    report.set_defaults(func=cmd_report)
+    report.set_defaults(func=host.cmd_report)
 
     merge_ = commands.add_parser("merge", help="combine the --out directories of shards")
     merge_.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
     merge_.add_argument("--out", type=Path, default=Path("reports"))
-    merge_.set_defaults(func=cmd_merge)
+    merge_.set_defaults(func=host.cmd_merge)
 
     repro = commands.add_parser("repro", help="rebuild one cell under exact pins, write scripts")
     repro.add_argument("pins", nargs="*", metavar="PKG==VERSION")
@@ -143,125 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus(bisect_)
     _add_run(bisect_)
     bisect_.set_defaults(func=cmd_bisect)
-    return parser
 
-
-# --- the commands -------------------------------------------------------------------
-
-
-def cmd_matrix(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    whole, plan = resolve_plan(args, config)
-    corpus = load_corpus(args, config)
-    if args.list:
-        print(describe_plan(plan, corpus))
-        return 0
-    settings = settings_of(args, config)
-    shard = f", shard {args.shard}" if args.shard else ""
-    print(f"{describe_plan(plan, corpus).splitlines()[0]}{shard} — {settings.jobs} at a time")
-    meta: dict[str, object] = {
-        "plan_cells": [c.id for c in whole.cells],
-        "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()},
-    }
-    if args.shard:
-        meta["shard"] = args.shard
-    report = run_matrix(
-        plan,
-        corpus,
-        settings,
-        Progress(len(plan.cells)),
-        lambda r: write_reports(r, args.out, names=()),  # results as produced; renders at the end
-        meta,
+    annotations = commands.add_parser(
+        "annotations",
+        add_help=False,
+        help="do a model's shape annotations hold on real runs? (`annotations --help`)",
     )
-    return finish(report, write_reports(report, args.out))
-
-
-def cmd_scoreboard(args: argparse.Namespace) -> int:
-    """The matrix run of the backend suite on the onnxruntime axis, reported as a
-    scoreboard. Exit 0 once the tables are written (failing tests are the product,
-    not an error); 1 when a cell could not be built."""
-    config = load_config(args.config)
-    whole, plan = resolve_plan(args, config)
-    corpus = load_corpus(args, config)
-    settings = settings_of(args, config)
-    print(f"{describe_plan(plan, corpus).splitlines()[0]} — {settings.jobs} at a time", flush=True)
-    meta: dict[str, object] = {"plan_cells": [c.id for c in whole.cells]}
-    report = run_matrix(plan, corpus, settings, Progress(len(plan.cells)), extra_meta=meta)
-    paths = write_reports(report, args.out, names=("scoreboard.md", "matrix.html", "junit.xml"))
-    print(text_table(scoreboard_rows(report), ["onnxruntime", *COLUMNS, "total", "pass rate"]))
-    print(f"\n{len(report.results)} results in {report.run.get('seconds', 0)} s")
-    print("wrote: " + ", ".join(str(p) for p in paths))
-    return 1 if report.broken_cells else 0
-
-
-def cmd_plan(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    _, plan = resolve_plan(args, config)
-    if args.shards is not None and args.shards < 1:
-        raise UsageError(f"--shards {args.shards}: give at least 1")
-    if args.shards:
-        include: list[dict[str, str]] = []
-        for k in range(1, args.shards + 1):
-            cells = select_shard(plan, k, args.shards).cells
-            include.append({"shard": f"{k}/{args.shards}", "cells": ",".join(c.id for c in cells)})
-    else:
-        include = [{"cell": c.id, "onnx": c.onnx, "onnxruntime": c.onnxruntime} for c in plan.cells]
-    if args.json:
-        print(json.dumps({"include": include}))
-    else:
-        print("\n".join(" ".join(item.values()) for item in include))
-    return 0
-
-
-def _stored(path: Path) -> Report:
-    try:
-        return read_json(path)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no stored results; run `nox -s matrix` first") from None
-    except (ValueError, KeyError) as exc:
-        raise UsageError(f"{path}: not a matrix report ({exc})") from None
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """Renders without running: an explicit --results set, or the configured docs (and
-    reports/ when it holds results). With --check, compares instead of writing."""
-    config = load_config(args.config)
-    asked = Style(args.ascii, args.collapse)
-    jobs: list[tuple[Path, Path, Style, tuple[str, ...]]] = []
-    if args.results:
-        jobs.append((args.results, args.out or args.results.parent, asked, tuple(RENDERERS)))
-    else:
-        if config.docs is None:
-            raise UsageError(f"{args.config}: no [tool.compat.docs]; pass --results FILE")
-        docs = config.docs
-        style = Style(args.ascii or docs.ascii, args.collapse or docs.collapse)
-        jobs.append((docs.results, docs.results.parent, style, ("compatibility.md",)))
-        reports = args.config.resolve().parent / "reports" / "matrix.json"
-        if reports.exists() and not args.check:
-            jobs.append((reports, reports.parent, asked, tuple(RENDERERS)))
-    drifted = 0
-    for results, out, style, names in jobs:
-        report = _stored(results)
-        if args.check:
-            for diff in drift(report, out, style, names):
-                print(diff)
-                drifted += 1
-            continue
-        out.mkdir(parents=True, exist_ok=True)
-        written = render_files(report, out, style, names)
-        print(f"rendered {results} -> " + ", ".join(str(p) for p in written))
-    if args.check:
-        print(
-            f"{drifted} file(s) drifted; run `nox -s report` and commit them"
-            if drifted
-            else "docs are in sync with their stored results"
-        )
-    return 1 if drifted else 0
-
-
-def cmd_merge(args: argparse.Namespace) -> int:
-    report = merge(args.dirs)
-    return finish(report, write_reports(report, args.out))
+    annotations.add_argument("rest", nargs=argparse.REMAINDER)
+    annotations.set_defaults(func=host.cmd_annotations)
+    return parser
 
 
 def main_inner(argv: Sequence[str] | None = None) -> int:

@@ -72,7 +72,7 @@ def load_family(path: Path) -> tuple[str, list[Case]]:
 def discover_cases(directory: Path) -> Corpus:
     """Every case of every `*.py` module in `directory` (leading `_` = private)."""
     if not directory.is_dir():
-        raise ConfigError(f"{directory}: case directory not found; pass --case-dir")
+        raise ConfigError(f"{directory}: case directory not found; pass --corpus DIR")
     found: list[Case] = []
     families: dict[str, str] = {}
     for path in sorted(directory.glob("*.py")):

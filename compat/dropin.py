@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from compat.annotations import generate_inputs
 from compat.case import Case
+from compat.cell.inputs import generate_inputs
 from compat.errors import ConfigError
 
 CHECKS = (

@@ -10,11 +10,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat import cellcode
 from compat.errors import CompatError
 from compat.matrix import Cell
 from compat.outcomes import CellRecord, CellState
 
-WORKER = Path(__file__).with_name("worker.py")
 MARKER = "compat-env.json"
 INSTALL_TIMEOUT = 1800  # seconds; a first download of every release is slow, not this slow
 
@@ -25,6 +25,7 @@ class Environment:
 
     record: CellRecord
     python: Path
+    code: Path  # the staged in-cell code, the cell processes' PYTHONPATH
 
 
 def find_uv() -> str:
@@ -68,18 +69,22 @@ def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
     )
 
 
-def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("VIRTUAL_ENV", None)  # uv must target the cell, not the host session
+def _run(
+    command: list[str], timeout: float, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    if env is None:
+        env = dict(os.environ)
+        env.pop("VIRTUAL_ENV", None)  # uv must target the cell, not the host session
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=env, check=False
+        command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, check=False
     )
 
 
-def probe(cell: Cell, python: Path) -> CellRecord:
+def probe(cell: Cell, python: Path, code: Path) -> CellRecord:
     """Imports the stack in the cell and runs a tiny model; import-error on failure."""
     try:
-        done = _run([str(python), str(WORKER), "--probe"], timeout=300)
+        command = cellcode.command(python, "probe")
+        done = _run(command, timeout=300, env=cellcode.environ(code), cwd=code)
     except subprocess.TimeoutExpired:
         return _broken(cell, CellState.IMPORT_ERROR, "import probe ran past 300 s")
     if done.returncode != 0:
@@ -105,6 +110,7 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     """
     directory = root / cell.id
     python = env_python(directory)
+    code = cellcode.stage(root.parent / "code")
     marker = directory / MARKER
     identity = _identity(cell, base_python)
     if marker.is_file() and python.exists():
@@ -113,7 +119,7 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
         except (OSError, ValueError):
             saved = {}
         if saved.get("identity") == identity:
-            return Environment(CellRecord.from_dict(saved["record"]), python)
+            return Environment(CellRecord.from_dict(saved["record"]), python, code)
     if directory.exists():
         shutil.rmtree(directory)
     uv = find_uv()
@@ -135,11 +141,11 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
             done = _run(command, timeout=INSTALL_TIMEOUT)
         except subprocess.TimeoutExpired:
             message = f"`{' '.join(command[1:3])}` ran past {INSTALL_TIMEOUT} s"
-            return Environment(_broken(cell, CellState.INSTALL_ERROR, message), python)
+            return Environment(_broken(cell, CellState.INSTALL_ERROR, message), python, code)
         if done.returncode != 0:
             record = _broken(cell, CellState.INSTALL_ERROR, done.stderr or done.stdout)
             shutil.rmtree(directory, ignore_errors=True)  # retried next run: may be transient
-            return Environment(record, python)
-    record = probe(cell, python)
+            return Environment(record, python, code)
+    record = probe(cell, python, code)
     marker.write_text(json.dumps({"identity": identity, "record": record.serialize()}, indent=1))
-    return Environment(record, python)
+    return Environment(record, python, code)

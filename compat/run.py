@@ -76,7 +76,8 @@ def run_cell(cell: Cell, cases: list[CaseFiles], settings: Settings) -> CellRun:
     cached = [cache.get(k) if cache else None for k in keys]
     todo = [i for i, hit in enumerate(cached) if hit is None]
     tasks = [Task(jobs[i][0].case.id, jobs[i][1], str(jobs[i][0].directory)) for i in todo]
-    fresh = run_worker(env.python, tasks, settings.work_dir / "cells" / cell.id, settings.timeout)
+    workdir = settings.work_dir / "cells" / cell.id
+    fresh = run_worker(env.python, tasks, workdir, settings.timeout, env.code)
     if cache:
         cache.put([(keys[i], record) for i, record in zip(todo, fresh, strict=True)])
     for i, record in zip(todo, fresh, strict=True):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compat.envs import WORKER
+from compat import cellcode
 
 POLL_SECONDS = 0.05
 
@@ -100,6 +100,7 @@ def run_worker(
     tasks: list[Task],
     workdir: Path,
     timeout: float,
+    code: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Runs every task in one worker process, restarting it after a crash or timeout.
 
@@ -107,10 +108,12 @@ def run_worker(
     `workdir` is the only channel: the worker appends a line per finished task;
     when it dies or stalls, this function appends the `crash` or `timeout`
     line for the task in progress and starts a new worker at the next task.
+    `code` is the staged in-cell code (staged under `workdir` when not given).
     """
     if not tasks:
         return []
     workdir.mkdir(parents=True, exist_ok=True)
+    code = code or cellcode.stage(workdir / "code")
     plan = workdir / "plan.json"
     plan.write_text(json.dumps({"tasks": [t.__dict__ for t in tasks]}, indent=1))
     results = ResultsFile(workdir / "results.jsonl")
@@ -122,7 +125,9 @@ def run_worker(
         log_start = log.stat().st_size
         with log.open("ab") as err:
             process = subprocess.Popen(
-                [str(python), str(WORKER), str(plan), str(results.path), str(start)],
+                cellcode.command(python, "run", str(plan), str(results.path), str(start)),
+                env=cellcode.environ(code),
+                cwd=code,
                 stdin=subprocess.DEVNULL,
                 stdout=err,
                 stderr=err,

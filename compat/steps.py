@@ -11,6 +11,7 @@ from compat.config import Config
 from compat.corpus import Corpus, discover_cases, select_cases
 from compat.dropin import load_dropins
 from compat.errors import UsageError
+from compat.followup.repro import repro_command
 from compat.matrix import (
     Plan,
     expand,
@@ -20,9 +21,8 @@ from compat.matrix import (
     select_cells,
     select_shard,
 )
-from compat.render_terminal import render_grid, render_unexpected
+from compat.render.terminal import render_grid, render_unexpected
 from compat.report import Report
-from compat.repro import repro_command
 from compat.run import Settings
 
 

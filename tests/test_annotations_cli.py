@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compat.annotations_cli import main
 from compat.case import Case
+from compat.cell.annotations_cli import main
 from compat.config import load_config
 from compat.corpus import discover_cases
 from compat.envs import ensure_env

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from compat import worker
 from compat.backend_suite import backend_cases
 from compat.case import Case
+from compat.cell.casedata import load_pb_data
+from compat.cell.loop import run_task
 from compat.corpus import write_case
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
-from compat.render_scoreboard import render_scoreboard, scoreboard_rows
+from compat.render.scoreboard import render_scoreboard, scoreboard_rows
 from compat.report import CaseInfo, Report
 
 FAMILY, DESCRIPTION, CASES = backend_cases()
@@ -40,7 +41,7 @@ def test_the_suite_is_generated_once_with_op_tags() -> None:
 
 def ours(case: Case, tmp_path: Path) -> bool:
     directory = str(write_case(case, tmp_path).directory)
-    result = worker.run_task({}, {"case": case.id, "check": "ort_run", "case_dir": directory})
+    result = run_task({}, {"case": case.id, "check": "ort_run", "case_dir": directory})
     assert result["outcome"] != "skip", result
     return result["outcome"] == "pass"
 
@@ -119,5 +120,5 @@ def test_no_backend_tests_no_scoreboard() -> None:
 )
 def test_sequences_and_optionals_travel_as_protobuf_files(name: str, tmp_path: Path) -> None:
     files = write_case(BY_NAME[name], tmp_path)
-    data = worker.load_pb_data(str(files.directory), BY_NAME[name].model)
+    data = load_pb_data(str(files.directory), BY_NAME[name].model)
     assert data and all(key.startswith(("in.", "out.")) for key in data)

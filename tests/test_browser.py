@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from compat.outcomes import CellRecord, CheckResult, Outcome
-from compat.render_html import render_html
+from compat.render.html import render_html
 from compat.report import CaseInfo, Report
 from tests.test_report import sample_report
 

@@ -8,7 +8,7 @@ import onnx
 import onnxruntime
 import pytest
 
-from compat import worker
+from compat.cell.loop import run_task
 from compat.corpus import discover_cases, select_cases, write_case
 from compat.errors import ConfigError
 from compat.known import classify
@@ -62,9 +62,7 @@ def test_each_case_is_as_expected_on_the_host_releases(case: object, tmp_path: P
     files = write_case(case, tmp_path)  # type: ignore[arg-type]
     cell = Cell(onnx.__version__, onnxruntime.__version__, ())
     for check in files.case.checks:
-        raw = worker.run_task(
-            {}, {"case": case.id, "check": check, "case_dir": str(files.directory)}
-        )  # type: ignore[attr-defined]
+        raw = run_task({}, {"case": case.id, "check": check, "case_dir": str(files.directory)})  # type: ignore[attr-defined]
         result = classify(
             CheckResult("host", raw["case"], check, Outcome(raw["outcome"]), raw["detail"]),
             files.case,

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 
-from compat import worker
+from compat.cell.loop import run_task
 from compat.corpus import write_case
 from compat.dropin import load_dropins
 from compat.errors import ConfigError
@@ -37,7 +37,7 @@ def test_every_model_becomes_a_case_with_the_checks_that_need_no_oracle() -> Non
 def test_runtimes_are_compared_with_onnxruntime_unoptimized(check: str, tmp_path: Path) -> None:
     _, _, cases = load_dropins(EXAMPLES)
     directory = str(write_case(cases[0], tmp_path).directory)
-    result = worker.run_task({}, {"case": "c", "check": check, "case_dir": directory})
+    result = run_task({}, {"case": "c", "check": check, "case_dir": directory})
     assert result["outcome"] == "pass", result
     assert "onnxruntime's with optimizations disabled" in result["detail"]
 

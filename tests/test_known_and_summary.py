@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from compat.case import KnownFailure
-from compat.grid import summarize
 from compat.known import classify
 from compat.matrix import Cell
 from compat.outcomes import CheckResult, Outcome
+from compat.render.grid import summarize
 from tests.helpers import add_one_case
 
 BUG = KnownFailure("onnx", ">=1.18,<1.21", ("shape_inference",), "pads rejected", "https://x/1")

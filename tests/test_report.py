@@ -12,13 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compat.cli import main
-from compat.grid import build_tables, link_label, verdict
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
-from compat.render_docs import render_docs
-from compat.render_html import page_data, render_html
-from compat.render_junit import render_junit
-from compat.render_md import render_markdown
-from compat.render_terminal import render_grid, render_unexpected
+from compat.render.docs import render_docs
+from compat.render.grid import build_tables, link_label, verdict
+from compat.render.html import page_data, render_html
+from compat.render.junit import render_junit
+from compat.render.markdown import render_markdown
+from compat.render.terminal import render_grid, render_unexpected
 from compat.report import CaseInfo, Report, read_json, write_json
 
 GOLDEN = Path(__file__).with_name("golden")

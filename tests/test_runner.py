@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.envs import WORKER
+from compat import cellcode
 from compat.runner import ResultsFile, Task, run_worker
 from tests.helpers import case_dir, hostile_case
 
@@ -73,14 +73,73 @@ def _imports(tree: ast.AST) -> set[str]:
     return names
 
 
-def test_no_module_of_the_package_shadows_the_standard_library() -> None:
-    """The worker runs from compat/, whose modules would shadow stdlib ones in the cell."""
-    names = {path.stem for path in WORKER.parent.glob("*.py")}
-    assert not names & STDLIB
+def test_the_staged_code_holds_only_the_compat_package(tmp_path: Path) -> None:
+    """A cell's path starts with the staged folder: nothing there may shadow a module."""
+    root = cellcode.stage(tmp_path)
+    assert sorted(p.name for p in root.iterdir()) == ["compat"]
+    assert sorted(p.name for p in (root / "compat").iterdir()) == ["__init__.py", "cell"]
+    assert cellcode.stage(tmp_path) == root  # staged once per content
 
 
-def test_the_worker_imports_nothing_from_the_host_and_parses_as_python_3_9() -> None:
-    tree = ast.parse(WORKER.read_text(), feature_version=(3, 9))
-    foreign = _imports(tree) - STDLIB - CELL_PACKAGES - {"__future__"}
-    assert not foreign, f"worker.py imports {sorted(foreign)}: cells only have onnx/ort/numpy"
-    assert "compat" not in _imports(tree)
+@pytest.mark.parametrize("path", cellcode.FILES, ids=lambda p: p.name)
+def test_in_cell_code_imports_nothing_from_the_host_and_parses_as_python_3_9(path: Path) -> None:
+    tree = ast.parse(path.read_text(), feature_version=(3, 9))
+    foreign = _imports(tree) - STDLIB - CELL_PACKAGES - {"__future__", "compat"}
+    assert not foreign, f"{path.name} imports {sorted(foreign)}: cells only have onnx/ort/numpy"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("compat"):
+            assert node.module.startswith("compat.cell") or (node.module == "compat.cell"), (
+                f"{path.name} imports {node.module}: only compat.cell runs in a cell"
+            )
+
+
+def test_every_file_of_the_cell_folder_is_staged() -> None:
+    folder = Path(cellcode.ROOT) / "compat" / "cell"
+    assert {p for p in folder.glob("*.py")} <= set(cellcode.FILES)
+
+
+@pytest.mark.subprocess
+def test_the_cell_entry_points_load_no_host_module(tmp_path: Path) -> None:
+    """Run for real from the staged copy: every in-cell module imported, then sys.modules
+    holds no `compat.*` outside `compat.cell` (a host module would fail in old cells)."""
+    import subprocess
+
+    root = cellcode.stage(tmp_path)
+    names = sorted(f"compat.cell.{p.stem}" for p in (root / "compat" / "cell").glob("*.py"))
+    program = (
+        "import importlib, sys\n"
+        f"for name in {[n for n in names if not n.endswith('__main__')]!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('compat')))\n"
+        "print(sys.modules['compat'].__file__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        env=cellcode.environ(root),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    modules, origin = done.stdout.strip().splitlines()
+    loaded = eval(modules)
+    assert "compat.cell.loop" in loaded
+    assert all(m == "compat" or m.startswith("compat.cell") for m in loaded), loaded
+    assert Path(origin).is_relative_to(root)  # the staged copy, not the host's install
+
+
+@pytest.mark.subprocess
+def test_every_builtin_check_runs_in_a_real_cell_process(tmp_path: Path) -> None:
+    """In a fresh `python -m compat.cell run` (not in this process, where tests have
+    imported modules already) every built-in check of a seed case runs to a verdict."""
+    from compat.corpus import discover_cases, write_case
+
+    corpus = discover_cases(Path(cellcode.ROOT) / "cases")
+    (case,) = [c for c in corpus.cases if c.id == "annotations.anonymous_dims"]
+    files = write_case(case, tmp_path / "cases")
+    tasks = [Task(case.id, check, str(files.directory)) for check in case.checks]
+    records = run_worker(Path(sys.executable), tasks, tmp_path / "cell", timeout=60)
+    outcomes = {r["check"]: r["outcome"] for r in records}
+    assert set(outcomes) == set(case.checks)
+    assert outcomes.pop("ort_optimized") == "skip"  # the case declares no optimized graph
+    assert outcomes == dict.fromkeys(outcomes, "pass"), records

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from compat.bisection import bisect
 from compat.cli import main
 from compat.config import load_config
 from compat.errors import UsageError
+from compat.followup.bisection import bisect
+from compat.followup.repro import parse_pins, repro_cell
 from compat.matrix import expand, parse_shard, select_shard
 from compat.merge import merge
 from compat.report import write_json
-from compat.repro import parse_pins, repro_cell
 from tests.conftest import ROOT
 from tests.test_report import sample_report
 

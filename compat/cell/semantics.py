@@ -88,7 +88,7 @@ def shape_text(type_proto: Any) -> str:
     return "[%s]" % ", ".join(_dim_text(d) for d in type_proto.tensor_type.shape.dim)
 
 
-def _np_dtype(elem_type: int) -> Optional[np.dtype]:
+def np_dtype(elem_type: int) -> Optional[np.dtype]:
     try:
         return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
     except Exception:  # no numpy equivalent (bfloat16, float8...): nothing to compare
@@ -117,7 +117,7 @@ def check_value(
     ) -> None:
         found.append(Violation(name, axis, declared, actual, bound_by, text, precondition))
 
-    declared_dtype = _np_dtype(tensor.elem_type) if tensor.elem_type else None
+    declared_dtype = np_dtype(tensor.elem_type) if tensor.elem_type else None
     actual_dtype = getattr(array, "dtype", None)
     if declared_dtype is not None and actual_dtype is not None:
         strings = declared_dtype == np.dtype(object) and actual_dtype.kind in "OU"
@@ -274,135 +274,3 @@ def judge(model: Any, feeds: Dict[str, np.ndarray], observed: List[Tuple[str, An
     verdict.bindings = dict(beta.sizes)
     verdict.unchecked = sorted(set(annotated) - seen)
     return verdict
-
-
-def observe_ort(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
-    """Runs a copy of the model in onnxruntime with every annotated top-level value exposed."""
-    import onnxruntime as ort
-
-    watched = [
-        n for n in top_level_names(model.graph) if n not in {i.name for i in model.graph.input}
-    ]
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    # The annotations under judgement must not steer or stop the run: onnxruntime
-    # sees the input annotations only (it enforces those itself) and every other
-    # annotated value as an untyped extra output, whose type it infers.
-    del copy.graph.value_info[:]
-    for output in copy.graph.output:
-        output.ClearField("type")
-    outputs = {o.name for o in copy.graph.output}
-    for name in watched:
-        if name not in outputs:
-            copy.graph.output.add().name = name
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(
-        copy.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    names = [o.name for o in session.get_outputs()]
-    values = dict(zip(names, session.run(None, feeds)))
-    return [(n, values[n]) for n in watched if n in values]
-
-
-def observe_reference(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
-    """Runs the reference evaluator, recording every value as it is produced.
-
-    Each node's `run` (nested If/Loop/Scan bodies included) is wrapped to
-    record its outputs, and each nested evaluator's `run` to record the
-    body's inputs: this works on every onnx release with onnx.reference.
-    """
-    from onnx.reference import ReferenceEvaluator
-
-    observed: List[Tuple[str, Any]] = []
-    evaluator = ReferenceEvaluator(model)
-
-    def instrument(ev: Any, nested: bool) -> None:
-        if nested:
-            run = ev.run
-
-            def run_recording(
-                output_names: Any, feed_inputs: Any, *args: Any, **kwargs: Any
-            ) -> Any:
-                for name in getattr(ev, "input_names", []):
-                    if name in feed_inputs:
-                        observed.append((name, feed_inputs[name]))
-                return run(output_names, feed_inputs, *args, **kwargs)
-
-            ev.run = run_recording
-        for node in getattr(ev, "rt_nodes_", []):
-            if type(node).__name__ != "OpFunction":  # a function body has its own names
-                for attr in list(vars(node).values()):
-                    if isinstance(attr, ReferenceEvaluator):
-                        instrument(attr, True)
-            node_run = node.run
-
-            def node_recording(
-                *args: Any, _run: Any = node_run, _node: Any = node, **kwargs: Any
-            ) -> Any:
-                outputs = _run(*args, **kwargs)
-                for name, value in zip(_node.output, outputs):
-                    if name:
-                        observed.append((name, value))
-                return outputs
-
-            node.run = node_recording
-
-    instrument(evaluator, False)
-    evaluator.run(None, feeds)
-    return observed
-
-
-RUNTIMES = {"ort": observe_ort, "reference": observe_reference}
-
-
-def check_run(model: Any, feeds: Dict[str, np.ndarray], runtime: str = "ort") -> RunVerdict:
-    """One run with a fresh β. A runtime failure is recorded, inputs are still judged."""
-    try:
-        observed = RUNTIMES[runtime](model, feeds)
-    except Exception as exc:
-        verdict = judge(model, feeds, [])
-        message = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
-        verdict.error = "%s run failed: %s" % (runtime, message[:1000])
-        return verdict
-    return judge(model, feeds, observed)
-
-
-# --- inputs from annotations ----------------------------------------------------
-
-
-def generate_inputs(
-    model: Any, dims: Optional[Dict[str, int]] = None, seed: int = 0
-) -> Dict[str, np.ndarray]:
-    """Random feeds that satisfy the input annotations; symbolic sizes from `dims`."""
-    dims = dict(dims or {})
-    rng = np.random.default_rng(seed)
-    initializers = {t.name for t in model.graph.initializer}
-    feeds = {}
-    for info in model.graph.input:
-        if info.name in initializers:
-            continue
-        tensor = info.type.tensor_type
-        dtype = _np_dtype(tensor.elem_type) if info.type.HasField("tensor_type") else None
-        if dtype is None:
-            raise ValueError("input %r is not a tensor with a numpy element type" % info.name)
-        shape = []
-        for dim in tensor.shape.dim:
-            which = dim.WhichOneof("value")
-            if which == "dim_value":
-                shape.append(dim.dim_value)
-            elif which == "dim_param":
-                shape.append(dims.setdefault(dim.dim_param, DEFAULT_DIM))
-            else:
-                shape.append(DEFAULT_DIM)
-        if dtype.kind == "f":
-            feeds[info.name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype.kind in "iu":
-            feeds[info.name] = rng.integers(0, 5, size=shape).astype(dtype)
-        elif dtype.kind == "b":
-            feeds[info.name] = rng.integers(0, 2, size=shape).astype(bool)
-        else:
-            raise ValueError(
-                "input %r has element type %s: give its values with --inputs" % (info.name, dtype)
-            )
-    return feeds

@@ -13,8 +13,8 @@ import itertools
 from collections import Counter
 
 from compat.backend_suite import FAMILY
-from compat.grid import text_table
 from compat.outcomes import CellRecord, CheckResult
+from compat.render.grid import text_table
 from compat.report import Report
 from compat.versions import version_key
 

@@ -16,7 +16,9 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 import onnx
 
-from compat.annotations import RunVerdict, check_run, generate_inputs
+from compat.cell.semantics import RunVerdict
+from compat.cell.inputs import generate_inputs
+from compat.cell.observe import check_run
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -27,7 +29,7 @@ class BadInput(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m compat annotations",
+        prog="python -m compat.cell annotations",
         description="Check a model's shape annotations against real runs "
         "(one binding map per run, names global, see README).",
     )
@@ -147,5 +149,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return main_inner(argv)
     except BadInput as exc:
-        print("compat annotations: error: %s" % exc, file=sys.stderr)
+        print("compat.cell annotations: error: %s" % exc, file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compat.grid import AXIS_TITLES, Row, Table, build_tables, summarize, text_table, variant
 from compat.outcomes import CellState
+from compat.render.grid import AXIS_TITLES, Row, Table, build_tables, summarize, text_table, variant
 from compat.report import Report
 
 LEGEND = (

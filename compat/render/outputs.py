@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compat.render_docs import render_docs
-from compat.render_html import render_html
-from compat.render_junit import render_junit
-from compat.render_md import render_markdown
-from compat.render_scoreboard import render_scoreboard
+from compat.render.docs import render_docs
+from compat.render.html import render_html
+from compat.render.junit import render_junit
+from compat.render.markdown import render_markdown
+from compat.render.scoreboard import render_scoreboard
 from compat.report import Report, write_json
 
 

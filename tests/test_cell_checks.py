@@ -8,15 +8,18 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from compat import worker
 from compat.build import model, tensor
 from compat.case import Optimized
+from compat.cell.compare import compare_outputs
+from compat.cell.gates import model_opset
+from compat.cell.loop import run_task
+from compat.cell.session import ort_limits
 from tests.helpers import add_one_case, add_one_model, case_dir, hostile_case
 
 
 def run(case: object, check: str, tmp_path: Path) -> dict[str, object]:
     directory = case_dir(case, tmp_path)  # type: ignore[arg-type]
-    return worker.run_task({}, {"case": "c", "check": check, "case_dir": directory})
+    return run_task({}, {"case": "c", "check": check, "case_dir": directory})
 
 
 @pytest.mark.parametrize(
@@ -104,8 +107,8 @@ def test_checks_skip_an_opset_the_installed_onnx_does_not_know(tmp_path: Path) -
 def test_a_raising_custom_check_is_an_error_and_an_assertion_is_a_fail(tmp_path: Path) -> None:
     directory = case_dir(hostile_case("explode", "wrong"), tmp_path)
     cases: dict[str, object] = {}
-    explode = worker.run_task(cases, {"case": "c", "check": "explode", "case_dir": directory})
-    wrong = worker.run_task(cases, {"case": "c", "check": "wrong", "case_dir": directory})
+    explode = run_task(cases, {"case": "c", "check": "explode", "case_dir": directory})
+    wrong = run_task(cases, {"case": "c", "check": "wrong", "case_dir": directory})
     assert (explode["outcome"], explode["detail"]) == ("error", "RuntimeError: boom")
     assert (wrong["outcome"], wrong["detail"]) == ("fail", "got 3, expected 4")
 
@@ -119,9 +122,9 @@ def test_an_unknown_check_is_an_error(tmp_path: Path) -> None:
 def test_compare_outputs_accepts_values_within_tolerance() -> None:
     got = [np.array([1.0, 2.0 + 1e-7], dtype=np.float32)]
     expected = {"y": np.array([1.0, 2.0], dtype=np.float32)}
-    assert worker.compare_outputs(["y"], got, expected, rtol=1e-5, atol=1e-6) is None
+    assert compare_outputs(["y"], got, expected, rtol=1e-5, atol=1e-6) is None
     far = [np.array([1.0, 2.1], dtype=np.float32)]
-    assert worker.compare_outputs(["y"], far, expected, rtol=1e-5, atol=1e-6) is not None
+    assert compare_outputs(["y"], far, expected, rtol=1e-5, atol=1e-6) is not None
 
 
 def test_model_opset_reads_the_default_domain() -> None:
@@ -129,7 +132,7 @@ def test_model_opset_reads_the_default_domain() -> None:
         helper.make_graph([], "g", [], []),
         opset_imports=[helper.make_opsetid("com.microsoft", 1), helper.make_opsetid("", 17)],
     )
-    assert worker.model_opset(built) == 17
+    assert model_opset(built) == 17
 
 
 def test_onnxruntime_checks_skip_a_model_newer_than_the_runtime_loads(tmp_path: Path) -> None:
@@ -140,7 +143,7 @@ def test_onnxruntime_checks_skip_a_model_newer_than_the_runtime_loads(tmp_path: 
         result = run(add_one_case(model=future), check, tmp_path / check)
         assert result["outcome"] == "skip", result
         assert str(result["detail"]).startswith("IR version 99 > max ")
-    max_ir, max_opset = worker.ort_limits()
+    max_ir, max_opset = ort_limits()
     assert max_ir >= 10 and max_opset >= 21  # the host's onnxruntime is >= 1.18.1
 
 

@@ -9,31 +9,21 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.cell import ROOT
+from compat.cell.checks import BY_NAME
+from compat.cellcode import FILES
 from compat.config import Config
 from compat.corpus import CaseFiles
-from compat.envs import WORKER
 from compat.errors import UsageError
 from compat.matrix import Cell, requirements
 from compat.outcomes import CellRecord, CheckResult, Outcome
 from compat.versions import parse_version
 
 FAILING = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XFAIL})
+#: The script every repro folder gets, filled in (a real file: linted, parsed in tests).
+TEMPLATE = Path(__file__).with_name("repro_script.py")
+CUSTOM = "a check the case defines itself"
 _PIN = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*==\s*([A-Za-z0-9_.+!-]+)\s*(?:;.*)?$")
-
-#: What each built-in check calls, for the reader of a repro script.
-WHAT = {
-    "checker": "onnx.checker.check_model(model, full_check=True)",
-    "shape_inference": "onnx.shape_inference.infer_shapes(model, strict_mode=True), then the "
-    "inferred output shapes are compared with the case's expectation",
-    "reference": "onnx.reference.ReferenceEvaluator(model).run(None, inputs) vs the oracle",
-    "ort_run": "onnxruntime.InferenceSession at every optimization level vs the oracle",
-    "ort_optimized": "the op counts of onnxruntime's optimized_model_filepath graph",
-    "annotations": "the declared shape annotations on real runs (compat/annotations.py)",
-    "inferred_annotations": "annotations added by onnx shape inference on real runs",
-    "annotations_builtin": "ReferenceEvaluator(check_shape_annotations=True) vs ours",
-    "version_converter": "onnx.version_converter.convert_version(model, target), then the "
-    "checker and onnxruntime on the result",
-}
 
 
 @dataclass(frozen=True)
@@ -102,81 +92,24 @@ def write_script(result: CheckResult, cell: CellRecord, files: CaseFiles, out: P
     blobs = {
         "case/model.onnx": (files.directory / "model.onnx").read_bytes(),
         "case/data.npz": (files.directory / "data.npz").read_bytes(),
-        "worker.py": WORKER.read_bytes(),
-        "annotations.py": WORKER.with_name("annotations.py").read_bytes(),
+        **{f"code/{p.relative_to(ROOT).as_posix()}": p.read_bytes() for p in FILES},
         **{f"custom/{name}.py": data for name, data in custom.items()},
     }
-    script = TEMPLATE.format(
-        case=result.case,
-        check=result.check,
-        cell=cell.id,
-        python=cell.python,
-        outcome=result.summary.replace('"""', "'''").replace("\\", "/")[:2000],
-        what=WHAT.get(result.check, "a check the case defines itself"),
-        spec=json.dumps(spec, sort_keys=True),
-        blobs="\n".join(f'    {name!r}: """\n{_b64(data)}\n""",' for name, data in blobs.items()),
-    )
+    text = {
+        "case": result.case,
+        "check": result.check,
+        "cell": cell.id,
+        "python": cell.python,
+        "outcome": result.summary.replace('"""', "'''").replace("\\", "/")[:2000],
+        "what": BY_NAME[result.check].what if result.check in BY_NAME else CUSTOM,
+    }
+    script = TEMPLATE.read_text()
+    script = script.replace('"@spec@"', repr(json.dumps(spec, sort_keys=True)))
+    table = "\n".join(f'    {name!r}: """\n{_b64(data)}\n""",' for name, data in blobs.items())
+    script = script.replace('{"@blobs@": ""}', "{\n" + table + "\n}")
+    for key, value in text.items():
+        script = script.replace(f'"@{key}@"', repr(value)).replace(f"@{key}@", str(value))
     path = folder / "repro.py"
     path.write_text(script)
     path.chmod(0o755)
     return path
-
-
-TEMPLATE = '''#!/usr/bin/env python3
-"""Reproduces {case} · {check} from the onnx-compat cell {cell} (Python {python}).
-
-Recorded: {outcome}
-
-The check: {what}.
-
-    python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt
-    venv/bin/python repro.py        # exit 0: passes now; 1: fails as recorded; a crash crashes
-
-Everything it needs is inside this file: the model and its arrays, and the
-onnx-compat worker that ran the check.
-"""
-
-import base64
-import json
-import os
-import sys
-import tempfile
-
-CASE = {case!r}
-CHECK = {check!r}
-SPEC = json.loads({spec!r})
-BLOBS = {{
-{blobs}
-}}
-
-
-def main():
-    folder = tempfile.mkdtemp(prefix="compat-repro-")
-    for name, text in BLOBS.items():
-        path = os.path.join(folder, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(base64.b64decode("".join(text.split())))
-    for name, custom in SPEC["custom_checks"].items():
-        custom["file"] = os.path.join(folder, "custom", name + ".py")
-    with open(os.path.join(folder, "case", "case.json"), "w") as f:
-        json.dump(SPEC, f)
-    sys.path.insert(0, folder)
-    import worker
-
-    task = {{"case": CASE, "check": CHECK, "case_dir": os.path.join(folder, "case")}}
-    record = worker.run_task({{}}, task)
-    import onnx
-    import onnxruntime
-
-    print("onnx %s, onnxruntime %s" % (onnx.__version__, onnxruntime.__version__))
-    head = record["outcome"] + ("@" + record["phase"] if record["phase"] else "")
-    print("%s · %s: %s: %s" % (CASE, CHECK, head, record["detail"]))
-    if record.get("traceback"):
-        print(record["traceback"])
-    return 0 if record["outcome"] in ("pass", "skip") else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''

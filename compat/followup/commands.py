@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from compat.bisection import bisect, releases
 from compat.config import load_config
 from compat.corpus import write_case
 from compat.errors import UsageError
+from compat.followup.bisection import bisect, releases
+from compat.followup.repro import FAILING, parse_pins, repro_cell, write_script
 from compat.matrix import Cell, requirements
 from compat.outcomes import CellState
-from compat.repro import FAILING, parse_pins, repro_cell, write_script
 from compat.run import run_cell
 from compat.steps import load_corpus, settings_of
 from compat.versions import version_key

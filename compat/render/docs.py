@@ -9,8 +9,8 @@ every column. Unicode marks by default, `--ascii` for plain-text renderers,
 from __future__ import annotations
 
 from compat.case import CHECK_TITLES
-from compat.grid import Table, build_tables, collapse, text_table, variant, verdict
 from compat.outcomes import CellRecord
+from compat.render.grid import Table, build_tables, collapse, text_table, variant, verdict
 from compat.report import Report
 
 MARKS = {

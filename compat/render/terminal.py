@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compat.grid import AXIS_TITLES, build_tables, text_table, variant
+from compat.render.grid import AXIS_TITLES, build_tables, text_table, variant
 from compat.report import Report
 
 MARKS = {

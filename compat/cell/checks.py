@@ -1,0 +1,115 @@
+"""The table of built-in checks, defined once: every list of checks reads it.
+
+The host reads `name`, `package`, `title` and `what` (the case API, the docs,
+repro scripts); the cell calls `function`. Importing this module loads no onnx,
+onnxruntime or numpy: the check modules import them inside their functions.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Tuple
+
+from compat.cell import checks_annotations, checks_onnx, checks_ort
+from compat.cell.verdict import Phase, Verdict
+
+
+@dataclass(frozen=True)
+class Check:
+    """One built-in check."""
+
+    name: str  # the stable id reports and selections use
+    package: str  # the package it exercises: "onnx", "onnxruntime", or "both"
+    title: str  # what it asks, in words a docs reader understands
+    function: Callable[[Any], str]  # function(case) -> detail; raises Verdict otherwise
+    what: str  # what it calls, for the reader of a repro script
+
+
+CHECKS: Tuple[Check, ...] = (
+    Check(
+        "checker",
+        "onnx",
+        "onnx.checker accepts the model (full check)",
+        checks_onnx.check_checker,
+        "onnx.checker.check_model(model, full_check=True)",
+    ),
+    Check(
+        "shape_inference",
+        "onnx",
+        "strict shape inference succeeds and infers the expected shapes",
+        checks_onnx.check_shape_inference,
+        "onnx.shape_inference.infer_shapes(model, strict_mode=True), then the "
+        "inferred output shapes are compared with the case's expectation",
+    ),
+    Check(
+        "reference",
+        "onnx",
+        "onnx's reference evaluator computes the right outputs",
+        checks_onnx.check_reference,
+        "onnx.reference.ReferenceEvaluator(model).run(None, inputs) vs the oracle",
+    ),
+    Check(
+        "ort_run",
+        "onnxruntime",
+        "onnxruntime computes the right outputs at every optimization level",
+        checks_ort.check_ort_run,
+        "onnxruntime.InferenceSession at every optimization level vs the oracle",
+    ),
+    Check(
+        "ort_optimized",
+        "onnxruntime",
+        "onnxruntime's optimized graph has the expected structure",
+        checks_ort.check_ort_optimized,
+        "the op counts of onnxruntime's optimized_model_filepath graph",
+    ),
+    Check(
+        "annotations",
+        "both",  # observed with onnx's reference evaluator and onnxruntime
+        "the declared shape annotations hold on real runs",
+        checks_annotations.check_annotations,
+        "the declared shape annotations on real runs (compat/cell/semantics.py)",
+    ),
+    Check(
+        "inferred_annotations",
+        "onnx",
+        "annotations added by onnx shape inference hold on real runs",
+        checks_annotations.check_inferred_annotations,
+        "annotations added by onnx shape inference on real runs",
+    ),
+    Check(
+        "annotations_builtin",
+        "onnx",
+        "onnx's own annotation checker agrees with ours",
+        checks_annotations.check_annotations_builtin,
+        "ReferenceEvaluator(check_shape_annotations=True) vs ours",
+    ),
+    Check(
+        "version_converter",
+        "onnx",
+        "onnx's version converter produces a valid model that computes the same outputs",
+        checks_onnx.check_version_converter,
+        "onnx.version_converter.convert_version(model, target), then the "
+        "checker and onnxruntime on the result",
+    ),
+)
+
+BY_NAME: Dict[str, Check] = {check.name: check for check in CHECKS}
+
+
+def find_check(case: Any, name: str) -> Callable[[Any], str]:
+    """The function of a built-in check, or of a check the case defines in its own file."""
+    if name in BY_NAME:
+        return BY_NAME[name].function
+    custom = case.spec.get("custom_checks", {}).get(name)
+    if custom is None:
+        raise Verdict("error", "load", "unknown check %r for case %r" % (name, case.spec.get("id")))
+    spec = importlib.util.spec_from_file_location(
+        "compat_custom_%d" % abs(hash(custom["file"])), custom["file"]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    with Phase("load"):
+        spec.loader.exec_module(module)
+    function: Callable[[Any], str] = getattr(module, custom["function"])
+    return function

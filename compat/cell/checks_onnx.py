@@ -1,0 +1,111 @@
+"""Checks of the onnx package: checker, shape inference, reference evaluator, converter."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from compat.cell.compare import compare_outputs, tensor_shape
+from compat.cell.gates import require_onnx_support
+from compat.cell.session import oracle_name, ort_session
+from compat.cell.verdict import Phase, fail, one_line, skip
+
+
+def check_checker(case):
+    import onnx
+    import onnx.checker
+    import onnx.shape_inference
+
+    model = case.model
+    require_onnx_support(model)
+    # full_check runs strict shape inference: its InferenceError is a rejection too
+    rejections = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
+    with Phase("check", as_fail=rejections):
+        onnx.checker.check_model(model, full_check=True)
+    return "onnx %s accepts the model" % onnx.__version__
+
+
+def check_shape_inference(case):
+    import onnx
+    import onnx.shape_inference
+
+    model = case.model
+    require_onnx_support(model)
+    errors = (onnx.shape_inference.InferenceError, onnx.checker.ValidationError)
+    with Phase("infer", as_fail=errors):
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    expected = case.spec.get("output_shapes") or {}
+    known = {v.name: v for v in list(inferred.graph.output) + list(inferred.graph.value_info)}
+    for name in sorted(expected):
+        want = expected[name]
+        if name not in known:
+            raise fail("compare", "no shape inferred for %r, expected %s" % (name, want))
+        got = tensor_shape(known[name].type)
+        if got != want:
+            raise fail("compare", "inferred shape of %r is %s, expected %s" % (name, got, want))
+    if expected:
+        return "inferred %s" % ", ".join("%s: %s" % (n, expected[n]) for n in sorted(expected))
+    return "strict shape inference succeeded"
+
+
+def check_reference(case):
+    import onnx
+
+    model = case.model
+    require_onnx_support(model)
+    try:
+        from onnx.reference import ReferenceEvaluator
+    except ImportError:
+        raise skip("onnx %s has no onnx.reference" % onnx.__version__) from None
+    expected = case.expected
+    if not expected:
+        raise skip("case declares no expected outputs")
+    with Phase("session"):
+        evaluator = ReferenceEvaluator(model)
+    names = [o.name for o in model.graph.output]
+    with Phase("run"):
+        got = evaluator.run(None, case.inputs)
+    problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+    if problem:
+        raise fail("compare", problem)
+    return "outputs match %s" % oracle_name(case)
+
+
+def check_version_converter(case):
+    """convert_version to the case's target opset, check the result, run it in onnxruntime
+    on the same inputs and compare with the original model's outputs there."""
+    import onnx
+    import onnx.checker
+    import onnx.version_converter
+
+    target = case.spec.get("convert_to")
+    if not target:
+        raise skip("case names no target opset")
+    model = case.model
+    require_onnx_support(model)
+    newest = onnx.defs.onnx_opset_version()
+    if target > newest:
+        raise skip("opset %d > max %d of onnx %s" % (target, newest, onnx.__version__))
+    with Phase("convert"):
+        converted = onnx.version_converter.convert_version(model, target)
+    rejections = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
+    with Phase("check", as_fail=rejections):
+        onnx.checker.check_model(converted, full_check=True)
+    with Phase("session@original"):
+        want = ort_session(case.model_path, "disabled")
+        names = [o.name for o in want.get_outputs()]
+        expected = dict(zip(names, want.run(None, case.inputs)))
+    folder = tempfile.mkdtemp(prefix="compat-conv-")
+    path = os.path.join(folder, "converted.onnx")
+    onnx.save(converted, path)
+    try:
+        session = ort_session(path, "disabled")
+        got = session.run(None, case.inputs)
+    except Exception as exc:
+        text = "the checker accepts the converted model, onnxruntime does not: " + one_line(exc)
+        raise fail("run", text) from None
+    problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+    if problem:
+        text = "converted to opset %d, the model computes something else: %s" % (target, problem)
+        raise fail("compare", text)
+    return "converted to opset %d: valid, same outputs in onnxruntime" % target

@@ -1,0 +1,30 @@
+"""Version gates: skip when the installed onnx cannot know a model."""
+
+from __future__ import annotations
+
+from compat.cell.verdict import skip
+
+
+def model_opset(model):
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx"):
+            return opset.version
+    return 0
+
+
+def require_onnx_support(model):
+    """Skip when the installed onnx cannot know this model's IR or opset."""
+    import onnx
+    import onnx.defs
+
+    if model.ir_version > onnx.IR_VERSION:
+        raise skip(
+            "IR version %d > max %d of onnx %s"
+            % (model.ir_version, onnx.IR_VERSION, onnx.__version__)
+        )
+    opset = model_opset(model)
+    if opset > onnx.defs.onnx_opset_version():
+        raise skip(
+            "opset %d > max %d of onnx %s"
+            % (opset, onnx.defs.onnx_opset_version(), onnx.__version__)
+        )

@@ -1,0 +1,75 @@
+"""The task loop: runs a plan's checks and appends one JSON line per finished task.
+
+Protocol (the host's only channel to this process):
+
+    python -m compat.cell run PLAN.json RESULTS.jsonl START
+
+PLAN.json holds ``{"tasks": [{"case", "check", "case_dir"}, ...]}``. The loop
+runs tasks START, START+1, ... in order and appends one JSON line per finished
+task to RESULTS.jsonl, flushed at once, so a crash loses nothing already done.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import time
+import traceback
+
+from compat.cell.casedata import CaseData
+from compat.cell.checks import find_check
+from compat.cell.verdict import Verdict, one_line
+
+
+def run_task(cases, task):
+    started = time.perf_counter()
+    outcome, phase, detail, trace = "pass", "", "", ""
+    try:
+        case = cases.get(task["case_dir"])
+        if case is None:
+            case = cases[task["case_dir"]] = CaseData(task["case_dir"])
+        detail = find_check(case, task["check"])(case) or ""
+    except Verdict as verdict:
+        outcome, phase, detail, trace = (
+            verdict.outcome,
+            verdict.phase,
+            verdict.detail,
+            verdict.trace,
+        )
+    except AssertionError as exc:  # a case-specific check's way of saying "fail"
+        outcome, phase, detail = "fail", "check", str(exc) or "assertion failed"
+        trace = traceback.format_exc()
+    except Exception as exc:  # a check's own bug, or an API missing in this release
+        outcome, phase, detail = "error", "check", one_line(exc)
+        trace = traceback.format_exc()
+    return {
+        "case": task["case"],
+        "check": task["check"],
+        "outcome": outcome,
+        "phase": phase,
+        "detail": detail,
+        "seconds": round(time.perf_counter() - started, 4),
+        "traceback": trace,
+    }
+
+
+def main(argv):
+    """`run PLAN.json RESULTS.jsonl START`: runs the plan's tasks from START on."""
+    faulthandler.enable()  # a segfault leaves "Fatal Python error" and a stack in the log
+    plan_path, results_path, start = argv[0], argv[1], int(argv[2])
+    with open(plan_path) as f:
+        tasks = json.load(f)["tasks"]
+    try:
+        import onnxruntime
+
+        onnxruntime.set_default_logger_severity(3)
+    except Exception:
+        pass
+    cases = {}
+    with open(results_path, "a") as out:
+        for index in range(start, len(tasks)):
+            record = run_task(cases, tasks[index])
+            record["index"] = index
+            out.write(json.dumps(record, sort_keys=True) + "\n")
+            out.flush()  # the OS keeps it even if this process dies next
+    return 0

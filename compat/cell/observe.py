@@ -1,0 +1,103 @@
+"""Observing values on real runs: onnxruntime for top-level values, onnx's reference
+evaluator node by node (subgraph bodies included), then judging them with a fresh β."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import onnx
+
+from compat.cell.semantics import RunVerdict, judge, top_level_names
+
+
+def observe_ort(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+    """Runs a copy of the model in onnxruntime with every annotated top-level value exposed."""
+    import onnxruntime as ort
+
+    watched = [
+        n for n in top_level_names(model.graph) if n not in {i.name for i in model.graph.input}
+    ]
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    # The annotations under judgement must not steer or stop the run: onnxruntime
+    # sees the input annotations only (it enforces those itself) and every other
+    # annotated value as an untyped extra output, whose type it infers.
+    del copy.graph.value_info[:]
+    for output in copy.graph.output:
+        output.ClearField("type")
+    outputs = {o.name for o in copy.graph.output}
+    for name in watched:
+        if name not in outputs:
+            copy.graph.output.add().name = name
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        copy.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    names = [o.name for o in session.get_outputs()]
+    values = dict(zip(names, session.run(None, feeds)))
+    return [(n, values[n]) for n in watched if n in values]
+
+
+def observe_reference(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+    """Runs the reference evaluator, recording every value as it is produced.
+
+    Each node's `run` (nested If/Loop/Scan bodies included) is wrapped to
+    record its outputs, and each nested evaluator's `run` to record the
+    body's inputs: this works on every onnx release with onnx.reference.
+    """
+    from onnx.reference import ReferenceEvaluator
+
+    observed: List[Tuple[str, Any]] = []
+    evaluator = ReferenceEvaluator(model)
+
+    def instrument(ev: Any, nested: bool) -> None:
+        if nested:
+            run = ev.run
+
+            def run_recording(
+                output_names: Any, feed_inputs: Any, *args: Any, **kwargs: Any
+            ) -> Any:
+                for name in getattr(ev, "input_names", []):
+                    if name in feed_inputs:
+                        observed.append((name, feed_inputs[name]))
+                return run(output_names, feed_inputs, *args, **kwargs)
+
+            ev.run = run_recording
+        for node in getattr(ev, "rt_nodes_", []):
+            if type(node).__name__ != "OpFunction":  # a function body has its own names
+                for attr in list(vars(node).values()):
+                    if isinstance(attr, ReferenceEvaluator):
+                        instrument(attr, True)
+            node_run = node.run
+
+            def node_recording(
+                *args: Any, _run: Any = node_run, _node: Any = node, **kwargs: Any
+            ) -> Any:
+                outputs = _run(*args, **kwargs)
+                for name, value in zip(_node.output, outputs):
+                    if name:
+                        observed.append((name, value))
+                return outputs
+
+            node.run = node_recording
+
+    instrument(evaluator, False)
+    evaluator.run(None, feeds)
+    return observed
+
+
+RUNTIMES = {"ort": observe_ort, "reference": observe_reference}
+
+
+def check_run(model: Any, feeds: Dict[str, np.ndarray], runtime: str = "ort") -> RunVerdict:
+    """One run with a fresh β. A runtime failure is recorded, inputs are still judged."""
+    try:
+        observed = RUNTIMES[runtime](model, feeds)
+    except Exception as exc:
+        verdict = judge(model, feeds, [])
+        message = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
+        verdict.error = "%s run failed: %s" % (runtime, message[:1000])
+        return verdict
+    return judge(model, feeds, observed)

@@ -1,0 +1,61 @@
+"""The code that runs inside cells, staged for them and started there.
+
+A cell imports `compat.cell` from a staged copy (one folder per content hash,
+under the state directory), never from the host's install: with a non-editable
+install the host's site-packages would otherwise shadow the cell's own onnx.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from compat.cell import ROOT, files
+
+#: Every file a cell executes, besides the case files themselves.
+FILES = tuple(Path(ROOT) / name for name in files())
+
+
+@functools.cache
+def code_hash() -> str:
+    digest = hashlib.sha256()
+    for path in FILES:
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def stage(directory: Path) -> Path:
+    """Copies the in-cell files to `directory/HASH/` once; returns that PYTHONPATH root."""
+    target = directory / code_hash()[:16]
+    if (target / "compat" / "cell" / "__main__.py").is_file():
+        return target
+    directory.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".staging-", dir=directory))
+    for path in FILES:
+        copy = scratch / path.relative_to(ROOT)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy)
+    try:
+        scratch.rename(target)
+    except OSError:  # another run staged the same code a moment ago
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+def command(python: Path, *args: str) -> list[str]:
+    """The command line that runs `python -m compat.cell ARGS` in a cell."""
+    return [str(python), "-m", "compat.cell", *args]
+
+
+def environ(code: Path) -> dict[str, str]:
+    """The cell process's environment: the staged code first on its path, no host venv."""
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    env["PYTHONPATH"] = str(code)
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
