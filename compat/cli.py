@@ -138,9 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     annotations = commands.add_parser(
         "annotations",
         add_help=False,
+        prefix_chars="\0",  # every option belongs to the annotations CLI itself
         help="do a model's shape annotations hold on real runs? (`annotations --help`)",
     )
-    annotations.add_argument("rest", nargs=argparse.REMAINDER)
+    annotations.add_argument("rest", nargs="*")
     annotations.set_defaults(func=host.cmd_annotations)
     return parser
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from compat.build import model, tensor
-from compat.cell.semantics import Bindings, check_value, judge
 from compat.cell.inputs import generate_inputs
 from compat.cell.observe import check_run
+from compat.cell.semantics import Bindings, check_value, judge
 
 F32 = np.float32
 

@@ -58,3 +58,14 @@ def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["matrix", "--no-such-flag"])
     assert info.value.code == 2
+
+
+def test_annotations_is_dispatched_to_the_in_cell_cli_with_all_its_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["annotations", "--help"])
+    assert exited.value.code == 0
+    assert "--runtime" in capsys.readouterr().out
+    model = str(ROOT / "examples" / "models" / "wrong_output_annotation.onnx")
+    assert main(["annotations", model, "--dim", "batch=2", "--dim", "seq=3"]) == 1

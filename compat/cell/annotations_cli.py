@@ -16,9 +16,9 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 import onnx
 
-from compat.cell.semantics import RunVerdict
 from compat.cell.inputs import generate_inputs
 from compat.cell.observe import check_run
+from compat.cell.semantics import RunVerdict
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
 
