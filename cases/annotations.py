@@ -10,6 +10,10 @@ exact value and axis is reported. The checker and strict shape inference may
 reject a deliberately wrong annotation statically; those checks are left out
 where they would judge the case's purpose rather than a release, and so is
 `ort_run` for a wrong element type, which onnxruntime refuses to load.
+
+Rare form: shared, anonymous, rank-0 and zero-size dims; names shared into If
+Common twin: their `*_violated` twins
+Shows: ONNX's shape-annotation semantics, rule by rule, judged on real runs
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import model, rng, tensor
+from compat.build import model, randn, tensor
 from compat.case import BUILTIN_CHECKS, Case
 
 F32 = np.float32
@@ -30,10 +34,6 @@ VIOLATED_CHECKS = tuple(
 
 #: onnxruntime refuses to load a model whose value_info has the wrong element type.
 NOT_LOADABLE_CHECKS = tuple(c for c in VIOLATED_CHECKS if c not in ("ort_run", "ort_optimized"))
-
-
-def data(*shape: int, seed: int = 0) -> np.ndarray:
-    return rng(seed).standard_normal(shape).astype(F32)
 
 
 def info(name: str, dims: list[int | str | None] | None, dtype: type = F32) -> onnx.ValueInfoProto:
@@ -50,7 +50,7 @@ def shared_consistent() -> Case:
         [info("x", ["N", 3]), info("y", ["N", 3])],
         [info("z", ["N", 3])],
     )
-    x, y = data(2, 3), data(2, 3, seed=1)
+    x, y = randn(0, 2, 3), randn(1, 2, 3)
     return _case(
         "shared_consistent",
         "x: [N, 3] + y: [N, 3] -> z: [N, 3]",
@@ -66,7 +66,7 @@ def shared_inconsistent_violated() -> Case:
         [info("x", ["N"]), info("y", ["N"])],
         [info("z", [None])],
     )
-    x, y = data(2), data(3, seed=1)
+    x, y = randn(0, 2), randn(1, 3)
     return _case(
         "shared_inconsistent_violated",
         "inputs x: [N] and y: [N] fed sizes 2 and 3: the precondition on y fails",
@@ -88,7 +88,7 @@ def bound_at_intermediate() -> Case:
         [info("y", ["N"])],
     )
     built.graph.value_info.append(info("t", ["N"]))
-    x = data(4)
+    x = randn(0, 4)
     return _case(
         "bound_at_intermediate",
         "x: [?] -> t = Relu(x): [N] (first binds N) -> y: [N]",
@@ -104,7 +104,7 @@ def output_violated() -> Case:
         [info("x", ["N"])],
         [info("y", ["N"])],
     )
-    x = data(2)
+    x = randn(0, 2)
     return _case(
         "output_violated",
         "y = Concat(x, x) declared [N] like x: it is [2N]",
@@ -122,7 +122,7 @@ def dim_value_violated() -> Case:
         [info("x", [2])],
         [info("y", [3])],
     )
-    x = data(2)
+    x = randn(0, 2)
     return _case(
         "dim_value_violated",
         "y = Concat(x: [2], x) annotated [3]: it is [4]",
@@ -140,7 +140,7 @@ def anonymous_dims() -> Case:
         [info("x", [None, 3])],
         [info("y", [None, None])],
     )
-    x = data(5, 3)
+    x = randn(0, 5, 3)
     return _case(
         "anonymous_dims",
         "x: [?, 3] -> y: [?, ?]: anonymous dims assert nothing",
@@ -161,7 +161,7 @@ def unknown_rank() -> Case:
         [helper.make_tensor("flat", onnx.TensorProto.INT64, [1], [-1])],
     )
     built.graph.value_info.append(info("t", None))  # element type, no shape field
-    x = data(2, 3)
+    x = randn(0, 2, 3)
     return _case(
         "unknown_rank",
         "t = Reshape(x, [-1]) annotated without a shape: no rank asserted",
@@ -177,7 +177,7 @@ def rank_zero() -> Case:
         [info("x", ["N"])],
         [info("y", [])],
     )
-    x = data(3)
+    x = randn(0, 3)
     return _case(
         "rank_zero",
         "y = ReduceSum(x, keepdims=0): a scalar annotated [] (rank 0)",
@@ -194,7 +194,7 @@ def rank_violated() -> Case:
         [info("x", ["N"])],
         [info("y", [1])],
     )
-    x = data(3)
+    x = randn(0, 3)
     return _case(
         "rank_violated",
         "a scalar annotated [1]: rank 1 declared, rank 0 produced",
@@ -264,7 +264,7 @@ def _if_model(then_node: onnx.NodeProto) -> onnx.ModelProto:
 
 
 def if_branch_shared() -> Case:
-    x = data(3)
+    x = randn(0, 3)
     return _case(
         "if_branch_shared",
         "x: [N]; inside If's then-branch t = Relu(x): [N], the same N",
@@ -275,7 +275,7 @@ def if_branch_shared() -> Case:
 
 
 def if_branch_violated() -> Case:
-    x = data(3)
+    x = randn(0, 3)
     return _case(
         "if_branch_violated",
         "x: [N]; inside If's then-branch t = Concat(x, x) annotated [N]: it is [2N]",
@@ -293,14 +293,14 @@ def two_runs() -> Case:
         [info("x", ["N"])],
         [info("y", ["N"])],
     )
-    x = data(2)
+    x = randn(0, 2)
     return _case(
         "two_runs",
         "x: [N] -> y: [N] run with N = 2, then N = 5: a fresh β per run",
         built,
         inputs={"x": x},
         expected={"y": -x},
-        extra_runs=({"x": data(5, seed=1)},),
+        extra_runs=({"x": randn(1, 5)},),
     )
 
 

@@ -20,6 +20,10 @@ Observed (10 onnx x 18 onnxruntime releases): nothing breaks. Both encodings
 give identical, correct values in the checker, shape inference, the reference
 evaluator of onnx 1.14.1-1.23.2 and onnxruntime 1.15.1-1.32.0 at every
 optimization level, and the Cast of W is folded in every onnxruntime release.
+
+Rare form: a float16 initializer in `int32_data`
+Common twin: the same values in `raw_data`
+Shows: both read alike everywhere, signed zeros, subnormals, ±inf and NaN included (onnx #1539)
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from compat.build import model, rng, tensor
+from compat.build import model, randn, rng, tensor, unknown
 from compat.case import Case, Optimized
 
 SPECIALS = [0.0, -0.0, 1.0, -1.0, 1 / 3, -2.5, 2.0**-24, -(2.0**-24)]
@@ -61,7 +65,7 @@ def _case(use: str, encoding: str) -> Case:
             nodes.insert(0, helper.make_node("Constant", [], ["W"], value=initializers.pop()))
             description = "x(float16) + Constant(value=W)"
     else:
-        x = (gen.standard_normal(WEIGHTS.shape) * 0.5).astype(np.float32)
+        x = randn(gen, *WEIGHTS.shape) * 0.5
         nodes = [
             helper.make_node("Cast", ["W"], ["w32"], to=TensorProto.FLOAT),
             helper.make_node("Mul", ["w32", "x"], ["y"]),
@@ -72,7 +76,7 @@ def _case(use: str, encoding: str) -> Case:
     built = model(
         nodes,
         [tensor("x", x.dtype, list(WEIGHTS.shape))],
-        [tensor("y", expected.dtype, [None, None])],
+        [tensor("y", expected.dtype, unknown(2))],
         initializers,
     )
     return Case(

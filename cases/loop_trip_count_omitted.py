@@ -12,6 +12,10 @@ required argument and failed with "Issues with types [<class 'NoneType'>, ...]
 <= 1.14 and a fix in 1.16.0; this matrix observes onnx 1.14.1 and 1.15.0 failing
 (`reference`, and `annotations`, which runs the model in the reference evaluator too)
 and 1.16.2 on passing. onnxruntime runs both forms on every release (1.15.1-1.32.0).
+
+Rare form: `Loop("", cond, v)`, a while loop
+Common twin: the same loop with an explicit trip count
+Shows: onnx < 1.16's reference evaluator cannot run the rare form (onnx #5750)
 """
 
 from __future__ import annotations

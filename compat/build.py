@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 from onnx import helper, numpy_helper
 
@@ -18,7 +19,7 @@ Dims = Sequence[int | str | None] | None
 
 def tensor(name: str, dtype: type | np.dtype, dims: Dims) -> onnx.ValueInfoProto:
     """A typed value. A `None` dim is unknown; `dims=None` declares no shape at all,
-    which the checker rejects on graph inputs and outputs: use `[None] * rank` there."""
+    which the checker rejects on graph inputs and outputs: use `unknown(rank)` there."""
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     return helper.make_tensor_value_info(name, elem, None if dims is None else list(dims))
 
@@ -48,3 +49,17 @@ def model(
 def rng(seed: int) -> np.random.Generator:
     """A seeded generator: identical initializers, identical model bytes, every run."""
     return np.random.default_rng(seed)
+
+
+def randn(seed: int | np.random.Generator, *shape: int) -> npt.NDArray[np.float32]:
+    """Standard-normal float32 data of `shape`: `rng(seed).standard_normal(shape)` cast
+    to float32. Pass a generator instead of a seed to draw several arrays from one
+    stream (each call continues where the last one stopped)."""
+    gen = seed if isinstance(seed, np.random.Generator) else rng(seed)
+    return gen.standard_normal(shape).astype(np.float32)
+
+
+def unknown(rank: int) -> list[None]:
+    """A shape of `rank` unknown dims, for `tensor(...)`: the rank is declared, the
+    sizes are left for shape inference (and the run) to fill in."""
+    return [None] * rank

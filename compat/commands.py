@@ -12,6 +12,7 @@ from compat.errors import UsageError
 from compat.matrix import select_shard
 from compat.merge import merge
 from compat.progress import Progress
+from compat.render.families import families_drift, write_families
 from compat.render.grid import text_table
 from compat.render.outputs import RENDERERS, Style, drift, render_files, write_reports
 from compat.render.scoreboard import COLUMNS, scoreboard_rows
@@ -95,7 +96,8 @@ def _stored(path: Path) -> Report:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Renders without running: an explicit --results set, or the configured docs (and
-    reports/ when it holds results). With --check, compares instead of writing."""
+    reports/ when it holds results) and README.md's families table, from the case
+    modules' docstrings. With --check, compares instead of writing."""
     config = load_config(args.config)
     asked = Style(args.ascii, args.collapse)
     jobs: list[tuple[Path, Path, Style, tuple[str, ...]]] = []
@@ -121,12 +123,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         written = render_files(report, out, style, names)
         print(f"rendered {results} -> " + ", ".join(str(p) for p in written))
-    if args.check:
-        print(
-            f"{drifted} file(s) drifted; run `nox -s report` and commit them"
-            if drifted
-            else "docs are in sync with their stored results"
-        )
+    root = args.config.resolve().parent
+    readme, cases_dir = root / "README.md", root / "cases"
+    families = not args.results and readme.exists() and cases_dir.is_dir()
+    if families and args.check:
+        stale = families_drift(readme, cases_dir)
+        if stale:
+            print(stale)
+            drifted += 1
+    elif families:
+        unchanged = "" if write_families(readme, cases_dir) else ", unchanged"
+        print(f"rendered {cases_dir}/*.py docstrings -> {readme} (families table{unchanged})")
+    if args.check and drifted:
+        print(f"{drifted} file(s) drifted; run `nox -s report` and commit them")
+    elif args.check:
+        families_too = "; README's families table with the case docstrings" if families else ""
+        print(f"docs are in sync with their stored results{families_too}")
     return 1 if drifted else 0
 
 
