@@ -108,7 +108,7 @@ def _case(kind: str, form: str) -> Case:
             KnownFailure(
                 package="onnxruntime",
                 versions="<1.17",
-                checks=("ort_run", "ort_optimized", "annotations", "inferred_annotations"),
+                checks=("ort_run", "ort_optimized"),
                 reason="constant folding a string initializer aborts session creation",
                 link=STRING_FOLDING,
             )

@@ -138,7 +138,7 @@ DESCRIPTIONS = {
 REFERENCE_LINKED_ATTRIBUTE = KnownFailure(
     package="onnx",
     versions="",
-    checks=("reference", "annotations"),
+    checks=("reference",),
     reason="ReferenceEvaluator: a unary op whose attribute refers to the function's "
     "attribute fails with 'OpRunUnaryNum.run() got an unexpected keyword argument "
     "linked_attributes'",

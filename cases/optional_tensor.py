@@ -121,7 +121,7 @@ def _wrapper_bug(checks: tuple[str, ...], symptom: str) -> KnownFailure:
 KNOWN = {
     "wrapped": (
         _wrapper_bug(
-            ("reference", "annotations"), "OptionalGetElement hands Add a list (AttributeError)"
+            ("reference",), "OptionalGetElement hands Add a list (AttributeError)"
         ),
     ),
     "empty_if": (

@@ -44,7 +44,9 @@ from compat.build import const, model, randn, tensor, unknown
 from compat.case import Case, KnownFailure
 
 X_SHAPE = (2, 3)
-ORT_CHECKS = ("ort_run", "annotations", "inferred_annotations")
+#: the check a raising onnxruntime fails; the annotation checks then observe with the
+#: reference evaluator (a runtime that cannot run a model observes nothing, says nothing)
+ORT_CHECKS = ("ort_run",)
 
 
 def _known(form: str) -> tuple[KnownFailure, ...]:

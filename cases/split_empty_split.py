@@ -50,7 +50,7 @@ def _known(opset: int, form: str) -> tuple[KnownFailure, ...]:
             KnownFailure(
                 package="onnxruntime",
                 versions="<1.32",
-                checks=("ort_run", "annotations", "inferred_annotations"),
+                checks=("ort_run",),
                 reason="Split-18 kernel counts the empty 'split' slot as a given split input",
                 link=SPLIT_H,
             ),

@@ -46,14 +46,14 @@ Arrays = dict[str, np.ndarray]
 MATMUL_VECTOR = KnownFailure(
     package="onnxruntime",
     versions="<1.32",
-    checks=("ort_run", "annotations", "inferred_annotations"),
+    checks=("ort_run",),
     reason="MatMul [0, K] x [K] fails: left operand cannot broadcast on dim 0",
     link="https://github.com/microsoft/onnxruntime/issues/11895",
 )
 MATMUL_BATCH = KnownFailure(
     package="onnxruntime",
     versions="<1.32",
-    checks=("ort_run", "annotations", "inferred_annotations"),
+    checks=("ort_run",),
     reason="MatMul with a zero batch dim on the right against 1: cannot broadcast",
     link="https://github.com/microsoft/onnxruntime/pull/25663",
 )

@@ -18,6 +18,7 @@ class Outcome(enum.StrEnum):
     SKIP = "skip"
     XFAIL = "xfail"
     XPASS = "xpass"
+    FLAKY = "flaky"  # identical runs disagree: nondeterminism, never a pass or a fail
 
     @property
     def unexpected(self) -> bool:
@@ -25,7 +26,9 @@ class Outcome(enum.StrEnum):
         return self in UNEXPECTED
 
 
-UNEXPECTED = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS})
+UNEXPECTED = frozenset(
+    {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS, Outcome.FLAKY}
+)
 
 
 class CellState(enum.StrEnum):

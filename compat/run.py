@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import onnx
 
@@ -22,6 +23,7 @@ from compat.matrix import Cell, Plan
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.progress import Progress
 from compat.report import CaseInfo, Report
+from compat.reruns import rerun
 from compat.runner import Task, run_worker
 
 
@@ -33,6 +35,8 @@ class Settings:
     jobs: int
     python: str
     cache_dir: Path | None = None  # None: run every check (--fresh)
+    reruns: int = 3  # more runs of an unexpected outcome, each in a fresh worker
+    tracebacks: bool = False  # keep the worker's tracebacks in the results
 
 
 @dataclass(frozen=True)
@@ -78,30 +82,53 @@ def run_cell(cell: Cell, cases: list[CaseFiles], settings: Settings) -> CellRun:
     tasks = [Task(jobs[i][0].case.id, jobs[i][1], str(jobs[i][0].directory)) for i in todo]
     workdir = settings.work_dir / "cells" / cell.id
     fresh = run_worker(env.python, tasks, workdir, settings.timeout, env.code)
-    if cache:
-        cache.put([(keys[i], record) for i, record in zip(todo, fresh, strict=True)])
     for i, record in zip(todo, fresh, strict=True):
         cached[i] = record
     raw = [r for r in cached if r is not None]
     by_id: dict[str, Case] = {f.case.id: f.case for f in cases}
-    results = tuple(
-        classify(
-            CheckResult(
-                cell=cell.id,
-                case=r["case"],
-                check=r["check"],
-                outcome=Outcome(r["outcome"]),
-                detail=r["detail"],
-                phase=r["phase"],
-                seconds=r["seconds"],
-                traceback=r.get("traceback", ""),
-            ),
-            by_id[r["case"]],
-            cell,
+    results = [_result(cell, r, by_id[r["case"]], settings) for r in raw]
+    suspects = [
+        i for i, r in enumerate(results) if r.outcome.unexpected and r.outcome is not Outcome.FLAKY
+    ]
+    if suspects and settings.reruns > 0:
+        again = rerun(
+            env.python,
+            env.code,
+            [
+                Task(raw[i]["case"], raw[i]["check"], jobs[i][0].directory.as_posix())
+                for i in suspects
+            ],
+            [raw[i] for i in suspects],
+            settings.reruns,
+            workdir,
+            settings.timeout,
         )
-        for r in raw
+        for i, record in zip(suspects, again, strict=True):
+            raw[i] = record
+            results[i] = _result(cell, record, by_id[record["case"]], settings)
+    if cache:
+        ran = set(todo) | set(suspects)
+        cache.put([(keys[i], raw[i]) for i in sorted(ran)])
+    executed = len(tasks) + len(suspects) * settings.reruns
+    return CellRun(env.record, tuple(results), executed=executed)
+
+
+def _result(cell: Cell, raw: dict[str, Any], case: Case, settings: Settings) -> CheckResult:
+    """A worker's raw record as a classified result (tracebacks only when asked for)."""
+    return classify(
+        CheckResult(
+            cell=cell.id,
+            case=raw["case"],
+            check=raw["check"],
+            outcome=Outcome(raw["outcome"]),
+            detail=raw["detail"],
+            phase=raw["phase"],
+            seconds=raw["seconds"],
+            traceback=raw.get("traceback", "") if settings.tracebacks else "",
+        ),
+        case,
+        cell,
     )
-    return CellRun(env.record, results, executed=len(tasks))
 
 
 def _summary(run: CellRun) -> str:

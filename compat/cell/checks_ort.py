@@ -5,28 +5,56 @@ from __future__ import annotations
 import os
 import tempfile
 
+from compat.cell.checks_onnx import reference_outputs
 from compat.cell.compare import compare_outputs
 from compat.cell.session import ORT_LEVELS, open_session, oracle_name
-from compat.cell.verdict import Phase, fail, skip
+from compat.cell.verdict import Phase, Verdict, fail, skip
 
 
 def check_ort_run(case):
+    """Every optimization level computes the oracle's outputs, and computes them the same
+    way twice: a second run of the same session on the same inputs must agree."""
     expected = case.expected
     if not expected:
         raise skip("case declares no expected outputs")
-    problems = []
+    problems = {}  # message -> levels, so one problem seen at several levels reads once
     levels = case.spec.get("ort_levels") or ORT_LEVELS
+    rtol, atol = case.spec["rtol"], case.spec["atol"]
     for level in levels:
         session = open_session(case, level)
         names = [o.name for o in session.get_outputs()]
         with Phase("run@" + level):
             got = session.run(None, case.inputs)
-        problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+            again = session.run(None, case.inputs)
+        differ = compare_outputs(names, again, dict(zip(names, got)), rtol, atol)
+        if differ:
+            raise Verdict(
+                "flaky",
+                "run@" + level,
+                "nondeterministic: two runs at level %s differ: %s" % (level, differ),
+            )
+        problem = compare_outputs(names, got, expected, rtol, atol)
         if problem:
-            problems.append("%s: %s" % (level, problem))
+            problems.setdefault(problem, []).append(level)
     if problems:
-        raise fail("compare", "; ".join(problems))
-    return "outputs match %s at levels %s" % (oracle_name(case), ", ".join(levels))
+        raise fail("compare", "; ".join("%s: %s" % (", ".join(v), k) for k, v in problems.items()))
+    detail = "outputs match %s at levels %s" % (oracle_name(case), ", ".join(levels))
+    if case.spec.get("oracle") == "onnxruntime":
+        detail += "; " + reference_note(case, expected)
+    return detail
+
+
+def reference_note(case, expected):
+    """With no oracle of its own, does onnx's reference evaluator agree with onnxruntime?"""
+    try:
+        names, got = reference_outputs(case)
+    except Verdict as verdict:
+        what = verdict.detail if verdict.outcome == "skip" else verdict.outcome
+        return "onnx's reference evaluator did not run it (%s)" % what
+    problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+    if problem:
+        return "onnx's reference evaluator ran it and differs: %s" % problem
+    return "onnx's reference evaluator ran it and agrees"
 
 
 def check_ort_optimized(case):

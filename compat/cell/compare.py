@@ -15,8 +15,10 @@ def compare_outputs(names, got, expected, rtol, atol):
     return None
 
 
-def compare_value(name, actual, want, rtol, atol):
-    """One output: a tensor, a sequence of tensors, or an optional (None when empty)."""
+def compare_value(name, actual, want, rtol, atol, scalar_widths=False):
+    """One output: a tensor, a sequence, a map, or an optional (None when empty), with the
+    case's tolerance for every number inside; strings exactly. Names the first difference.
+    `scalar_widths`: a map's float values compare across widths (runtimes differ there)."""
     import numpy as np
 
     if want is None or actual is None:
@@ -27,7 +29,26 @@ def compare_value(name, actual, want, rtol, atol):
                 "empty" if want is None else "present",
             )
         return None
-    if isinstance(want, list):
+    if isinstance(want, dict):
+        if not isinstance(actual, dict):
+            return "output %r is a %s, expected a map" % (name, type(actual).__name__)
+        if set(actual) != set(want):
+            extra, missing = sorted(set(actual) - set(want)), sorted(set(want) - set(actual))
+            return "output %r has keys %s, expected %s (extra %s, missing %s)" % (
+                name,
+                sorted(actual)[:10],
+                sorted(want)[:10],
+                extra[:5],
+                missing[:5],
+            )
+        for key in sorted(want):
+            problem = compare_value(
+                "%s[%r]" % (name, key), actual[key], want[key], rtol, atol, scalar_widths=True
+            )
+            if problem:
+                return problem
+        return None
+    if isinstance(want, (list, tuple)):
         if not isinstance(actual, (list, tuple)) or len(actual) != len(want):
             size = len(actual) if isinstance(actual, (list, tuple)) else "not a sequence"
             return "output %r has %s elements, expected %d" % (name, size, len(want))
@@ -42,7 +63,9 @@ def compare_value(name, actual, want, rtol, atol):
         want, actual = want.astype(object), actual.astype(object)
     if actual.shape != want.shape:
         return "output %r has shape %s, expected %s" % (name, list(actual.shape), list(want.shape))
-    if actual.dtype != want.dtype:
+    if scalar_widths and actual.dtype.kind in "fc" and want.dtype.kind in "fc":
+        pass
+    elif actual.dtype != want.dtype:
         return "output %r has dtype %s, expected %s" % (name, actual.dtype, want.dtype)
     if actual.dtype.kind in "fc":
         close = np.isclose(actual, want, rtol=rtol, atol=atol, equal_nan=True)

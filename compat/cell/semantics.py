@@ -218,6 +218,8 @@ class RunVerdict:
     bindings: Dict[str, int] = field(default_factory=dict)
     violations: List[Violation] = field(default_factory=list)
     unchecked: List[str] = field(default_factory=list)
+    #: annotated values the run produced and were checked (inputs and initializers aside)
+    observed: List[str] = field(default_factory=list)
     error: Optional[str] = None  # the runtime failed: nothing after the inputs is known
 
     @property
@@ -267,10 +269,13 @@ def judge(model: Any, feeds: Dict[str, np.ndarray], observed: List[Tuple[str, An
                 name, annotated[name], numpy_helper.to_array(tensor), beta
             )
             seen.add(name)
+    produced = set()
     for name, array in observed:
         if name in annotated and name not in input_names:
             verdict.violations += check_value(name, annotated[name], array, beta)
-            seen.add(name)
+            produced.add(name)
+    seen |= produced
+    verdict.observed = sorted(produced - set(initializers))
     verdict.bindings = dict(beta.sizes)
     verdict.unchecked = sorted(set(annotated) - seen)
     return verdict

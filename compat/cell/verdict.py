@@ -24,18 +24,34 @@ def skip(detail):
     return Verdict("skip", "", detail)
 
 
+#: Longest detail a result keeps: an exception's text may embed a whole model.
+DETAIL_LIMIT = 2000
+#: Longest traceback a result keeps (the full one: `nox -s repro`).
+TRACE_LIMIT = 20000
+
+
+def bounded(text, limit=DETAIL_LIMIT):
+    """`text` if it fits, else its head and tail with the cut said and measured."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 4) :]
+    return "%s [... %d characters cut ...] %s" % (head, len(text) - len(head) - len(tail), tail)
+
+
 def one_line(exc):
     text = "%s: %s" % (type(exc).__name__, str(exc).strip())
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return " ".join(lines)[:2000]
+    return bounded(" ".join(lines))
 
 
 class Phase:
     """Labels the phase of a check, so an exception is reported where it happened."""
 
-    def __init__(self, name, as_fail=()):
+    def __init__(self, name, as_fail=(), as_skip=(), why_skip=None):
         self.name = name
         self.as_fail = as_fail  # exception types that are the check's verdict, not an error
+        self.as_skip = as_skip  # exception types that say the runtime lacks a capability
+        self.why_skip = why_skip or one_line  # the skip's reason, from the exception
 
     def __enter__(self):
         return self
@@ -43,6 +59,8 @@ class Phase:
     def __exit__(self, exc_type, exc, tb):
         if exc is None or isinstance(exc, Verdict):
             return False
-        trace = "".join(traceback.format_exception(exc_type, exc, tb))
+        trace = bounded("".join(traceback.format_exception(exc_type, exc, tb)), TRACE_LIMIT)
+        if self.as_skip and isinstance(exc, self.as_skip):
+            raise Verdict("skip", "", self.why_skip(exc), trace)
         outcome = "fail" if self.as_fail and isinstance(exc, self.as_fail) else "error"
         raise Verdict(outcome, self.name, one_line(exc), trace)

@@ -21,6 +21,7 @@ WORDS = {
     "skip": "skipped",
     "xfail": "fails (known)",
     "xpass": "passes (known bug looks fixed)",
+    "flaky": "flaky",
     "install-error": "cannot install",
     "import-error": "cannot import",
     "n/a": "not run",
@@ -108,7 +109,7 @@ def summarize(labels: tuple[str, ...], entries: tuple[str, ...]) -> str:
 
 
 GOOD = frozenset({"pass", "xpass"})
-BAD = frozenset({"fail", "xfail", "error", "crash", "timeout"})
+BAD = frozenset({"fail", "xfail", "error", "crash", "timeout", "flaky"})
 BROKEN_CELL = frozenset({"install-error", "import-error"})
 
 

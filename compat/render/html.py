@@ -23,6 +23,7 @@ COLOURS = {
     "fail": "#d33a2c",
     "xfail": "#e8a33d",
     "xpass": "#7b4fd6",
+    "flaky": "#0f6e8c",
     "error": "#b3126f",
     "crash": "#3b0d0d",
     "timeout": "#8a5a00",

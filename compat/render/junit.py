@@ -1,6 +1,6 @@
 """reports/junit.xml: one testcase per cell · case · check, for CI systems to show natively.
 
-An unexpected `fail` or `xpass` is a <failure>, an `error`, `crash` or `timeout` an
+An unexpected `fail`, `xpass` or `flaky` is a <failure>, an `error`, `crash` or `timeout` an
 <error>; `skip` and known failures (`xfail`) are <skipped> with their reason. A
 cell that could not be built is one <error> testcase of its own.
 """
@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from compat.outcomes import CellState, Outcome
 from compat.report import Report
 
-FAILURE = {Outcome.FAIL, Outcome.XPASS}
+FAILURE = {Outcome.FAIL, Outcome.XPASS, Outcome.FLAKY}
 ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 SKIPPED = {Outcome.SKIP, Outcome.XFAIL}
 

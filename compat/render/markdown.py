@@ -10,7 +10,8 @@ LEGEND = (
     "Outcomes: **pass**; **fail** (ran, result differs from the spec); **error** "
     "(an exception, with its phase); **crash** (the worker died); **timeout**; **skip** "
     "(does not apply to this release); **xfail** (a known upstream bug, link below); "
-    "**xpass** (known bug no longer reproduces); **install-error** / **import-error** "
+    "**xpass** (known bug no longer reproduces); **flaky** (identical runs disagree); "
+    "**install-error** / **import-error** "
     "(the cell's environment could not be built or imported; no check ran)."
 )
 

@@ -25,6 +25,7 @@ COLUMNS = ("passed", "failed", "errors", "crashes", "timeouts", "skipped")
 BUCKET = {
     "pass": "passed", "xpass": "passed", "fail": "failed", "xfail": "failed",
     "error": "errors", "crash": "crashes", "timeout": "timeouts", "skip": "skipped",
+    "flaky": "failed",
 }  # fmt: skip
 
 

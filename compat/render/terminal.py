@@ -14,12 +14,13 @@ MARKS = {
     "skip": "s",
     "xfail": "x",
     "xpass": "X",
+    "flaky": "~",
     "install-error": "I",
     "import-error": "M",
     "n/a": " ",
 }
 LEGEND = (
-    "legend: . pass  F fail  E error  C crash  T timeout  s skip  x xfail  X xpass  "
+    "legend: . pass  F fail  E error  C crash  T timeout  s skip  x xfail  X xpass  ~ flaky  "
     "I install-error  M import-error"
 )
 

@@ -30,3 +30,14 @@ def explode(case):
 
 def wrong(case):
     raise AssertionError("got 3, expected 4")
+
+
+def flip(case):
+    """Fails on its first run in a case directory and passes on every later one: what a
+    nondeterministic bug looks like from the outside (a counter file keeps the count)."""
+    path = os.path.join(case.case_dir, "flip.count")
+    count = int(open(path).read()) if os.path.exists(path) else 0
+    with open(path, "w") as f:
+        f.write(str(count + 1))
+    assert count > 0, "first run: got nan, expected 0.0"
+    return "a later run"

@@ -7,7 +7,7 @@ const el = (tag, props, text) => {
   if (text !== undefined) node.textContent = text;
   return node;
 };
-const MARK = {pass: "", fail: "F", xfail: "x", xpass: "X", error: "E", crash: "C",
+const MARK = {pass: "", fail: "F", xfail: "x", xpass: "X", flaky: "~", error: "E", crash: "C",
   timeout: "T", skip: "s", "n/a": "", "install-error": "I", "import-error": "M"};
 
 function fillSelect(select, values) {
