@@ -4,13 +4,17 @@ A result is keyed by the cell's exact installed versions, the case's content
 hash (model bytes, arrays, expectations) and the hash of the code that runs the
 check (the worker and the modules it loads, custom check files included). The
 cache lives in `.compat/cache/`, one JSON-lines file per cell, and is safe to
-delete at any time. Timeouts are never cached: they depend on the machine.
+delete at any time. Timeouts and crashes are never cached: a timeout depends on
+the machine, and a crash can be nondeterministic (a race, memory, a signal), so
+both run again on the next run. A torn last line (a write cut short) is skipped:
+the results before it are still served, and the next write starts on a new line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,7 @@ from compat import cellcode
 from compat.corpus import CaseFiles
 from compat.outcomes import CellRecord
 
-UNCACHED = frozenset({"timeout"})
+UNCACHED = frozenset({"timeout", "crash"})
 
 
 def code_hash(files: CaseFiles) -> str:
@@ -47,11 +51,11 @@ class ResultCache:
         self.path = directory / f"{cell}.jsonl"
         self.entries: dict[str, dict[str, Any]] = {}
         if self.path.exists():
-            for line in self.path.read_text().splitlines():
+            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
                 try:
                     entry = json.loads(line)
                     self.entries[entry["key"]] = entry["record"]
-                except (ValueError, KeyError):
+                except (ValueError, KeyError, TypeError):
                     continue  # a torn line from an interrupted run: that result reruns
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -62,7 +66,19 @@ class ResultCache:
         if not fresh:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        torn = not self._ends_cleanly()
         with self.path.open("a") as f:
+            if torn:  # never glue a fresh line onto the fragment an interrupted write left
+                f.write("\n")
             for key, record in fresh:
                 f.write(json.dumps({"key": key, "record": record}, sort_keys=True) + "\n")
                 self.entries[key] = record
+
+    def _ends_cleanly(self) -> bool:
+        """True when the file is missing, empty or ends with a newline."""
+        try:
+            with self.path.open("rb") as f:
+                f.seek(-1, os.SEEK_END)
+                return f.read(1) == b"\n"
+        except OSError:  # missing, or empty (no byte to seek back to)
+            return True

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import unittest
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import onnx
 import pytest
+from onnx import numpy_helper
 
 from compat.backend_suite import backend_cases
 from compat.case import Case
@@ -115,10 +119,85 @@ def test_no_backend_tests_no_scoreboard() -> None:
     assert render_scoreboard(Report(report.cells, (), (), report.axes)) is None
 
 
-@pytest.mark.parametrize(
-    "name", ["test_sequence_insert_at_back", "test_optional_has_element_empty_optional_input"]
-)
+def same(got: Any, want: Any, where: str) -> None:
+    """Equal values: None for an empty optional, lists element by element, arrays by
+    dtype, shape and every element."""
+    if want is None:
+        assert got is None, f"{where}: {got!r} is not an empty optional"
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: {got!r}"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            same(g, w, f"{where}[{i}]")
+    else:
+        want = np.asarray(want)
+        assert isinstance(got, np.ndarray), f"{where}: {type(got).__name__}"
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), where
+        np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+def onnx_reads(directory: Path, model: onnx.ModelProto) -> dict[str, Any]:
+    """Every data/*.pb as onnx.numpy_helper decodes it, typed as the model declares the
+    value (what onnx.backend.test's runner does with its own test data)."""
+    protos = {"sequence_type": onnx.SequenceProto, "optional_type": onnx.OptionalProto}
+    readers: dict[type, Any] = {
+        onnx.SequenceProto: numpy_helper.to_list,
+        onnx.OptionalProto: numpy_helper.to_optional,
+        onnx.TensorProto: numpy_helper.to_array,
+    }
+    values = {}
+    for prefix, key, infos in (("input", "in.", model.graph.input),
+                               ("output", "out.", model.graph.output)):  # fmt: skip
+        for j, info in enumerate(infos):
+            path = directory / "data" / f"{prefix}_{j}.pb"
+            if path.exists():
+                proto = protos.get(str(info.type.WhichOneof("value")), onnx.TensorProto)()
+                proto.ParseFromString(path.read_bytes())
+                values[key + info.name] = readers[type(proto)](proto)
+    return values
+
+
+#: Sequences and optionals of every shape the suite has: a sequence in and out, an
+#: empty optional, an optional holding a sequence, one holding a tensor, a tensor
+#: split into a sequence.
+PB_CASES = [
+    "test_sequence_insert_at_back",
+    "test_optional_has_element_empty_optional_input",
+    "test_optional_get_element_optional_sequence",
+    "test_optional_has_element_optional_input",
+    "test_split_to_sequence_1",
+]
+
+
+@pytest.mark.parametrize("name", PB_CASES)
 def test_sequences_and_optionals_travel_as_protobuf_files(name: str, tmp_path: Path) -> None:
-    files = write_case(BY_NAME[name], tmp_path)
-    data = load_pb_data(str(files.directory), BY_NAME[name].model)
-    assert data and all(key.startswith(("in.", "out.")) for key in data)
+    case = BY_NAME[name]
+    files = write_case(case, tmp_path)
+    data = load_pb_data(str(files.directory), case.model)
+    generated = {f"in.{k}": v for k, v in case.inputs.items()}
+    generated.update({f"out.{k}": v for k, v in case.expected.items()})
+    assert sorted(data) == sorted(generated)
+    decoded = onnx_reads(files.directory, case.model)
+    assert sorted(decoded) == sorted(generated)
+    for key, want in generated.items():
+        same(data[key], want, f"{name} {key} vs the generator")
+        same(data[key], decoded[key], f"{name} {key} vs onnx.numpy_helper")
+
+
+def test_the_decoded_values_are_the_ones_onnx_generates(tmp_path: Path) -> None:
+    """The values of onnx's generators (onnx/backend/test/case/node), written down."""
+    insert = BY_NAME["test_sequence_insert_at_back"]
+    data = load_pb_data(str(write_case(insert, tmp_path).directory), insert.model)
+    first = [np.array([1, 2, 3, 4]), np.array([5, 6, 7]), np.array([8, 9])]
+    same(data["in.sequence"], first, "in.sequence")
+    same(data["in.tensor"], np.array([10, 11, 12]), "in.tensor")
+    same(data["out.output_sequence"], [*first, np.array([10, 11, 12])], "out.output_sequence")
+
+    empty = BY_NAME["test_optional_has_element_empty_optional_input"]
+    data = load_pb_data(str(write_case(empty, tmp_path).directory), empty.model)
+    assert data["in.optional_input"] is None
+    same(data["out.output"], np.array(False), "out.output")
+
+    held = BY_NAME["test_optional_get_element_optional_sequence"]
+    data = load_pb_data(str(write_case(held, tmp_path).directory), held.model)
+    same(data["in.optional_input"], [np.array([1, 2, 3, 4], dtype=np.int32)], "in")
+    same(data["out.output"], [np.array([1, 2, 3, 4], dtype=np.int32)], "out")

@@ -1,0 +1,201 @@
+"""The result cache: what keys a result, what is kept, and what a torn file still serves.
+
+Real case directories (`write_case`), real cell records, and raw records from the
+real in-cell worker loop (`run_task`, in process): nothing of the cache is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from compat import cellcode
+from compat.cache import ResultCache, result_key
+from compat.case import Case, CustomCheck, Optimized
+from compat.cell.loop import run_task
+from compat.corpus import CaseFiles, write_case
+from compat.outcomes import CellRecord, CellState
+from tests.helpers import add_one_case, add_one_model
+
+PACKAGES = {"onnx": "1.23.2", "onnxruntime": "1.24.4", "numpy": "2.4.6", "protobuf": "7.36.2"}
+RECORD = CellRecord(
+    "onnx1.23.2-ort1.24.4", "1.23.2", "1.24.4", CellState.READY, PACKAGES, "3.11.7", "Linux"
+)
+CHECK_FILE = """\
+def ran(case):
+    return "the custom check ran"
+"""
+
+
+def files_of(case: Case, root: Path) -> CaseFiles:
+    """The case as the workers see it, written under a root of its own."""
+    return write_case(case, root)
+
+
+def key(root: Path, case: Case | None = None, record: CellRecord = RECORD) -> str:
+    return result_key(record, files_of(case or add_one_case(), root), "ort_run")
+
+
+def worker_record(files: CaseFiles, check: str) -> dict[str, Any]:
+    """A raw record as the worker writes it: the real check, run in this process."""
+    task = {"case": files.case.id, "check": check, "case_dir": str(files.directory)}
+    record: dict[str, Any] = run_task({}, task)
+    return record
+
+
+# --- the key -------------------------------------------------------------------------
+
+
+def test_identical_inputs_give_the_same_key_wherever_the_case_is_written(
+    tmp_path: Path,
+) -> None:
+    first = files_of(add_one_case(), tmp_path / "run1")
+    again = files_of(add_one_case(), tmp_path / "run2")
+    assert first.directory != again.directory
+    assert first.content == again.content
+    same_cell = CellRecord.from_dict(json.loads(json.dumps(RECORD.serialize())))
+    assert result_key(RECORD, first, "ort_run") == result_key(same_cell, again, "ort_run")
+    assert result_key(RECORD, first, "ort_run") != result_key(RECORD, first, "checker")
+
+
+@pytest.mark.parametrize(
+    "packages",
+    [
+        {**PACKAGES, "onnxruntime": "1.24.3"},  # another onnxruntime under the same pins
+        {**PACKAGES, "numpy": "1.26.4"},  # a dependency resolved differently
+        {**PACKAGES, "protobuf": "6.33.0"},
+        {**PACKAGES, "ml-dtypes": "0.5.3"},  # one more package installed
+        {k: v for k, v in PACKAGES.items() if k != "protobuf"},  # one fewer
+    ],
+    ids=["onnxruntime", "numpy", "protobuf", "added", "removed"],
+)
+def test_the_key_changes_with_the_installed_versions(
+    packages: dict[str, str], tmp_path: Path
+) -> None:
+    other = replace(RECORD, packages=packages)
+    assert key(tmp_path, record=other) != key(tmp_path)
+
+
+def test_the_key_changes_with_the_python_and_platform_of_the_cell(tmp_path: Path) -> None:
+    base = key(tmp_path)
+    assert key(tmp_path, record=replace(RECORD, python="3.12.1")) != base
+    assert key(tmp_path, record=replace(RECORD, platform="Darwin")) != base
+
+
+X = np.array([1.0, 2.0], dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"model": add_one_model(one_dims=(1, 1))},  # another model, same inputs
+        {"inputs": {"x": np.array([1.0, 3.0], dtype=np.float32)}},
+        {"inputs": {"x": X.astype(np.float64)}},  # same values, another dtype
+        {"expected": {"y": X + 2}},
+        {"output_shapes": {"y": [2, 1]}},
+        {"optimized": Optimized(op_counts={"Identity": 1}, meaning="Identity removed")},
+        {"rtol": 1e-2},
+        {"extra_runs": ({"x": X * 2},)},
+    ],
+    ids=["model", "input", "input-dtype", "expected", "shapes", "optimized", "rtol", "runs"],
+)
+def test_the_key_changes_with_the_case_content(changes: dict[str, Any], tmp_path: Path) -> None:
+    changed = add_one_case(**changes)
+    assert changed.id == add_one_case().id  # same case id, other content
+    assert key(tmp_path / "changed", changed) != key(tmp_path / "base")
+
+
+def test_the_key_changes_with_the_in_cell_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = files_of(add_one_case(), tmp_path)
+    before = result_key(RECORD, files, "ort_run")
+    assert cellcode.code_hash() != "0" * 64
+    monkeypatch.setattr(cellcode, "code_hash", lambda: "0" * 64)
+    assert result_key(RECORD, files, "ort_run") != before
+
+
+def test_the_key_changes_with_a_custom_check_files_bytes(tmp_path: Path) -> None:
+    check_file = tmp_path / "my_checks.py"
+    check_file.write_text(CHECK_FILE)
+    case = add_one_case(custom_checks=(CustomCheck("ran", str(check_file), "ran"),))
+    files = files_of(case, tmp_path / "cases")
+    before = result_key(RECORD, files, "ran")
+    assert result_key(RECORD, files, "ran") == before  # reading the file changes nothing
+    check_file.write_text(CHECK_FILE.replace("the custom check ran", "it ran"))
+    # case.json names the file only, so the case's content hash stays: the code hash moves
+    assert files_of(case, tmp_path / "cases").content == files.content
+    assert result_key(RECORD, files, "ran") != before
+
+
+# --- what is stored ------------------------------------------------------------------
+
+
+def test_results_persist_across_a_new_cache_on_the_same_directory(tmp_path: Path) -> None:
+    files = files_of(add_one_case(), tmp_path / "cases")
+    records = {check: worker_record(files, check) for check in ("checker", "ort_run")}
+    assert {r["outcome"] for r in records.values()} == {"pass"}
+    keys = {check: result_key(RECORD, files, check) for check in records}
+    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    assert cache.get(keys["checker"]) is None
+    cache.put([(keys[c], records[c]) for c in records])
+    assert cache.get(keys["ort_run"]) == records["ort_run"]
+
+    reopened = ResultCache(tmp_path / "cache", RECORD.id)
+    for check, record in records.items():
+        assert reopened.get(keys[check]) == record
+    assert ResultCache(tmp_path / "cache", "another-cell").get(keys["checker"]) is None
+
+
+#: Kept: the outcomes of a check that ran to its end. Rerun: a timeout (it depends on
+#: the machine) and a crash (it can be nondeterministic).
+KEPT = ("pass", "fail", "error", "skip", "xfail", "xpass")
+RERUN = ("timeout", "crash")
+
+
+def test_timeouts_and_crashes_are_not_cached_the_other_outcomes_are(tmp_path: Path) -> None:
+    files = files_of(add_one_case(), tmp_path / "cases")
+    real = worker_record(files, "ort_run")
+    items = [
+        (f"key-{outcome}", {**real, "outcome": outcome, "detail": f"{outcome} detail"})
+        for outcome in KEPT + RERUN
+    ]
+    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    cache.put(items)
+    for reader in (cache, ResultCache(tmp_path / "cache", RECORD.id)):
+        for name, record in items:
+            expected = record if record["outcome"] in KEPT else None
+            assert reader.get(name) == expected, name
+    assert len(cache.path.read_text().splitlines()) == len(KEPT)
+
+
+def test_a_batch_of_only_uncached_outcomes_writes_nothing(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    cache.put([("k1", {"outcome": "crash"}), ("k2", {"outcome": "timeout"})])
+    assert not cache.path.exists()
+
+
+def test_a_torn_last_line_is_skipped_and_the_results_before_it_served(tmp_path: Path) -> None:
+    files = files_of(add_one_case(), tmp_path / "cases")
+    records = {check: worker_record(files, check) for check in ("checker", "ort_run", "reference")}
+    keys = {check: result_key(RECORD, files, check) for check in records}
+    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    cache.put([(keys["checker"], records["checker"]), (keys["ort_run"], records["ort_run"])])
+    whole = json.dumps({"key": keys["reference"], "record": records["reference"]})
+    with cache.path.open("a") as f:
+        f.write(whole[: len(whole) // 2])  # the run was killed mid-write
+
+    after = ResultCache(tmp_path / "cache", RECORD.id)
+    assert after.get(keys["checker"]) == records["checker"]
+    assert after.get(keys["ort_run"]) == records["ort_run"]
+    assert after.get(keys["reference"]) is None  # that result reruns
+
+    # the rerun's result lands on a line of its own, readable by the run after
+    after.put([(keys["reference"], records["reference"])])
+    final = ResultCache(tmp_path / "cache", RECORD.id)
+    assert {c: final.get(k) for c, k in keys.items()} == records
