@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from compat.case import KnownFailure, Package
 from compat.errors import ConfigError
 from compat.versions import parse_range, parse_version
 
 PACKAGES = ("onnx", "onnxruntime")
+#: the raw outcomes a known failure may absorb (`outcomes = [...]`)
+KNOWN_OUTCOMES = ("fail", "error", "crash", "timeout", "flaky")
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,17 @@ class Constraint:
     versions: str
     requires: tuple[str, ...]
     reason: str
+
+
+@dataclass(frozen=True)
+class KnownEntry:
+    """A known failure declared as data outside a case module: `[[tool.compat.known]]`
+    in the config, or `[[known]]` in a drop-in folder's compat.toml. `cases` is an
+    fnmatch glob (over case ids in the config, over model file names in a folder)."""
+
+    cases: str
+    failure: KnownFailure
+    where: str  # "FILE [TABLE #N]", for error messages
 
 
 @dataclass(frozen=True)
@@ -51,9 +66,11 @@ class Config:
     source: Path
     cases_dirs: tuple[Path, ...] = ()  # drop-in model directories, relative to the config
     docs: Docs | None = None  # the committed docs tables and the results they render from
+    known: tuple[KnownEntry, ...] = ()  # known failures of any case, as data
 
 
-_TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs"}
+_TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known"}
+_KNOWN_KEYS = {"cases", "package", "versions", "checks", "outcomes", "reason", "link"}
 _DOCS_KEYS = {"results", "collapse", "ascii"}
 _AXIS_KEYS = {"versions", "pair"}
 _CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
@@ -99,6 +116,68 @@ def _constraint(table: dict[str, Any], index: int, path: Path) -> Constraint:
     return Constraint(package, versions, tuple(requires), str(table.get("reason", "")))
 
 
+def _strings(value: Any, key: str, where: str, path: Path, example: str) -> tuple[str, ...]:
+    """A list of non-empty strings (`cases-dirs` may be empty, the others not)."""
+    if (
+        not isinstance(value, list)
+        or not all(isinstance(v, str) and v for v in value)
+        or not (value or key == "cases-dirs")
+    ):
+        raise ConfigError(
+            f"{path}: [{where}] {key} must be a list of strings, like {key} = [{example!r}]"
+        )
+    return tuple(value)
+
+
+def parse_known(table: Any, where: str, path: Path) -> KnownEntry:
+    """One known-failure table, with the keys and meaning of `compat.case.KnownFailure`
+    plus `cases`; `versions` defaults to every release, `outcomes` to fail and error."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [{where}] must be a table; write [[known]] tables")
+    _reject_unknown(table, _KNOWN_KEYS, where, path)
+    cases = _require(table, "cases", where, path)
+    if not isinstance(cases, str) or not cases.strip():
+        raise ConfigError(f"{path}: [{where}] cases must be one glob string, like cases = 'm.*'")
+    package = _require(table, "package", where, path)
+    if package not in PACKAGES:
+        raise ConfigError(f"{path}: [{where}] package {package!r} must be one of {PACKAGES}")
+    versions = table.get("versions", "")
+    if not isinstance(versions, str):
+        raise ConfigError(f"{path}: [{where}] versions must be a string, like '>=1.18,<1.21'")
+    parse_range(versions, f"{path} [{where}] versions", ConfigError)
+    checks = _strings(_require(table, "checks", where, path), "checks", where, path, "ort_run")
+    outcomes = _strings(table.get("outcomes", ["fail", "error"]), "outcomes", where, path, "fail")
+    wrong = [o for o in outcomes if o not in KNOWN_OUTCOMES]
+    if wrong:
+        raise ConfigError(
+            f"{path}: [{where}] outcomes: {wrong[0]!r} is not one a known failure can absorb; "
+            f"use {', '.join(KNOWN_OUTCOMES)}"
+        )
+    reason, link = _require(table, "reason", where, path), table.get("link", "")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ConfigError(f"{path}: [{where}] reason must say what fails and why, as a string")
+    if not isinstance(link, str):
+        raise ConfigError(f"{path}: [{where}] link must be a string (an issue URL)")
+    failure = KnownFailure(cast(Package, package), versions, checks, reason, link, outcomes)
+    return KnownEntry(cases.strip(), failure, f"{path} [{where}]")
+
+
+def known_tables(value: Any, where: str, path: Path) -> list[KnownEntry]:
+    """An array of known-failure tables (`[[where]]`), numbered from 1 in errors."""
+    if not isinstance(value, list):
+        raise ConfigError(f"{path}: [{where}] must be an array of tables: write [[{where}]]")
+    return [parse_known(t, f"{where} #{i + 1}", path) for i, t in enumerate(value)]
+
+
+def _timeout(value: Any, path: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ConfigError(
+            f"{path}: [tool.compat] timeout = {value!r}: give a positive number of seconds, "
+            "like timeout = 60"
+        )
+    return float(value)
+
+
 def _docs(table: dict[str, Any], path: Path) -> Docs:
     _reject_unknown(table, _DOCS_KEYS, "tool.compat.docs", path)
     results = path.parent / str(_require(table, "results", "tool.compat.docs", path))
@@ -121,8 +200,12 @@ def load_config(path: Path) -> Config:
         constraints=tuple(
             _constraint(t, i, path) for i, t in enumerate(table.get("constraints", []))
         ),
-        timeout=float(table.get("timeout", 60)),
+        timeout=_timeout(table.get("timeout", 60), path),
         source=path,
-        cases_dirs=tuple(path.parent / d for d in table.get("cases-dirs", [])),
+        cases_dirs=tuple(
+            path.parent / d
+            for d in _strings(table.get("cases-dirs", []), "cases-dirs", "tool.compat", path, "m")
+        ),
         docs=_docs(table["docs"], path) if "docs" in table else None,
+        known=tuple(known_tables(table.get("known", []), "tool.compat.known", path)),
     )

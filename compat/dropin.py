@@ -3,22 +3,33 @@
 A drop-in has no hand-written oracle, so it gets the checks that need none:
 `checker`, `shape_inference`, the annotation checks, `ort_run` (every
 optimization level agrees with optimizations disabled) and `reference` (the
-reference evaluator agrees with onnxruntime). Its inputs come from the
-same-named `*.npz` beside it, or are generated from the input annotations.
+reference evaluator agrees with onnxruntime).
+
+Its inputs: `MODEL.npz` beside `MODEL.onnx` is the first run, `MODEL.1.npz`,
+`MODEL.2.npz` … are further runs (the annotation checks judge each with a fresh
+binding map); without `MODEL.npz` the inputs are generated from the input
+annotations. Every saved array is checked against the model's declared inputs here,
+on the host, before any cell runs. The folder may hold a `compat.toml` with
+`[[known]]` tables: known failures whose `cases` glob matches model file names.
 """
 
 from __future__ import annotations
 
 import re
-import zipfile
+import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import onnx
+from google.protobuf.message import DecodeError
 
 from compat.case import Case
 from compat.cell.inputs import generate_inputs
+from compat.config import KnownEntry, known_tables
 from compat.errors import ConfigError
+from compat.inputs_check import check_feeds, load_npz, type_text
+from compat.known import attach
 
 CHECKS = (
     "checker",
@@ -29,6 +40,9 @@ CHECKS = (
     "inferred_annotations",
     "annotations_builtin",
 )
+#: the drop-in folder's own settings file, and the keys it may hold
+FOLDER_CONFIG = "compat.toml"
+_FOLDER_KEYS = {"known"}
 
 
 def slug(text: str) -> str:
@@ -36,20 +50,101 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_") or "model"
 
 
-def _feeds(model: onnx.ModelProto, npz: Path) -> dict[str, np.ndarray]:
+def warn(message: str) -> None:
+    print(f"onnx-compat: warning: {message}", file=sys.stderr)
+
+
+def load_model(path: Path) -> onnx.ModelProto:
+    """The model, or one error line: unreadable, truncated, or not an ONNX model."""
     try:
-        with np.load(npz, allow_pickle=False) as data:
-            feeds = {name: data[name] for name in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise ConfigError(f"{npz}: not an npz archive of arrays ({exc})") from None
-    initializers = {t.name for t in model.graph.initializer}
-    required = [i.name for i in model.graph.input if i.name not in initializers]
-    missing = [n for n in required if n not in feeds]
-    if missing:
+        model = onnx.load(str(path))
+    except DecodeError as exc:
         raise ConfigError(
-            f"{npz}: missing input {missing[0]!r} (the model's inputs: {', '.join(required)})"
+            f"{path}: not a readable ONNX model: the file is truncated or not an ONNX "
+            f"protobuf ({exc}); export or copy it again"
+        ) from None
+    except Exception as exc:
+        raise ConfigError(
+            f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})"
+        ) from None
+    # protobuf parses a file cut at a field boundary: what it lost is what is missing
+    if not model.graph.output or not model.opset_import or not model.ir_version:
+        lost = "graph outputs" if not model.graph.output else (
+            "opset_import" if not model.opset_import else "ir_version"
+        )  # fmt: skip
+        raise ConfigError(
+            f"{path}: not a complete ONNX model (it has no {lost}: truncated, or not an ONNX "
+            "file); export or copy it again"
         )
+    return model
+
+
+def run_files(model_path: Path, models: list[Path]) -> list[Path]:
+    """MODEL.npz, then MODEL.1.npz, MODEL.2.npz …: one file per run, numbered without gaps."""
+    first = model_path.with_suffix(".npz")
+    stem = model_path.stem
+    numbered: dict[int, Path] = {}
+    for npz in model_path.parent.glob("*.npz"):
+        middle = npz.name[len(stem) + 1 : -len(".npz")]
+        if npz.name.startswith(stem + ".") and middle.isdigit():
+            if str(int(middle)) != middle or int(middle) == 0:
+                raise ConfigError(
+                    f"{npz}: number further runs 1, 2, …, like {stem}.1.npz, {stem}.2.npz"
+                )
+            twin = npz.with_suffix(".onnx")
+            if twin in models:
+                raise ConfigError(
+                    f"{npz}: both the inputs of {twin.name} and run {middle} of "
+                    f"{model_path.name}; rename one of the models"
+                )
+            numbered[int(middle)] = npz
+    if numbered and not first.exists():
+        raise ConfigError(
+            f"{numbered[min(numbered)]}: a further run, but the first run's inputs are "
+            f"missing; put them in {first.name}"
+        )
+    for k in range(1, len(numbered) + 1):
+        if k not in numbered:
+            raise ConfigError(
+                f"{numbered[max(numbered)]}: runs are numbered without gaps, and "
+                f"{stem}.{k}.npz is missing"
+            )
+    return ([first] if first.exists() else []) + [numbered[k] for k in sorted(numbered)]
+
+
+def _generated(model: onnx.ModelProto, path: Path) -> dict[str, np.ndarray]:
+    """Inputs from the annotations; a non-float one is flagged, its values are arbitrary."""
+    try:
+        feeds = generate_inputs(model)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}; put its inputs in {path.stem}.npz") from None
+    declared = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
+    for name, array in feeds.items():
+        if array.dtype.kind != "f":
+            values = "random booleans" if array.dtype.kind == "b" else "random integers 0–4"
+            warn(
+                f"{path}: input {name!r} ({type_text(declared[name])}) gets generated values "
+                f"({values}), which may mean nothing to the model; add it to {path.stem}.npz"
+            )
     return feeds
+
+
+def folder_known(directory: Path) -> list[KnownEntry]:
+    """The `[[known]]` tables of the folder's compat.toml (none without the file)."""
+    path = directory / FOLDER_CONFIG
+    if not path.exists():
+        return []
+    try:
+        table = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc}") from None
+    unknown = sorted(set(table) - _FOLDER_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key {unknown[0]!r}; a drop-in folder's {FOLDER_CONFIG} holds "
+            "[[known]] tables only"
+        )
+    return known_tables(table.get("known", []), "known", path)
 
 
 def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
@@ -57,24 +152,32 @@ def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
     if not directory.is_dir():
         raise ConfigError(f"{directory}: drop-in model directory not found")
     family = slug(directory.resolve().name)
-    cases = []
-    for path in sorted(directory.glob("*.onnx")):
-        try:
-            model = onnx.load(str(path))
-        except Exception as exc:
-            raise ConfigError(f"{path}: not a readable ONNX model ({type(exc).__name__})") from None
-        npz = path.with_suffix(".npz")
-        try:
-            feeds = _feeds(model, npz) if npz.exists() else generate_inputs(model)
-        except ValueError as exc:
-            raise ConfigError(f"{path}: {exc}; put its inputs in {npz.name}") from None
+    models = sorted(directory.glob("*.onnx"))
+    known = folder_known(directory)
+    cases: list[Case] = []
+    files: dict[str, Path] = {}
+    for path in models:
+        model = load_model(path)
+        runs = run_files(path, models)
+        feeds = [load_npz(npz) for npz in runs]
+        for npz, run in zip(runs, feeds, strict=True):
+            check_feeds(model, run, npz)
+        if not feeds:
+            feeds = [_generated(model, path)]
+        case_id = f"{family}.{slug(path.stem)}"
+        if case_id in files:
+            raise ConfigError(
+                f"{path}: its case id {case_id} is also {files[case_id].name}'s; rename one"
+            )
+        files[case_id] = path
+        given = ", ".join(n.name for n in runs) or "generated inputs"
         cases.append(
             Case(
-                id=f"{family}.{slug(path.stem)}",
-                description=f"drop-in {path.name}"
-                + (f" with {npz.name}" if npz.exists() else " with generated inputs"),
+                id=case_id,
+                description=f"drop-in {path.name} with {given}",
                 model=model,
-                inputs=feeds,
+                inputs=feeds[0],
+                extra_runs=tuple(feeds[1:]),
                 builtin_checks=CHECKS,
                 oracle="onnxruntime",
                 rtol=1e-4,
@@ -83,4 +186,15 @@ def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
         )
     if not cases:
         raise ConfigError(f"{directory}: no *.onnx models in this drop-in directory")
+    claimed = {npz for path in models for npz in run_files(path, models)}
+    for npz in sorted(set(directory.glob("*.npz")) - claimed):
+        warn(f"{npz}: belongs to no model here (inputs are MODEL.npz, MODEL.1.npz, …); unused")
+    names = {case_id: path.name for case_id, path in files.items()}
+    cases = attach(
+        cases,
+        known,
+        name=lambda case: names[case.id],
+        must_match=f"model file in {directory} (globs here match file names, like "
+        f"{models[0].name!r})",
+    )
     return family, f"Drop-in models from {directory}.", cases

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from onnx import helper
 
+from compat.build import model, tensor
+from compat.case import KnownFailure
 from compat.cell.loop import run_task
 from compat.corpus import write_case
 from compat.dropin import load_dropins
@@ -16,6 +20,37 @@ from tests.conftest import ROOT
 from tests.helpers import add_one_model
 
 EXAMPLES = ROOT / "examples" / "models"
+
+
+def save(m: object, path: Path) -> Path:
+    onnx.save(m, str(path))  # type: ignore[arg-type]
+    return path
+
+
+def identity_model(x_dims: list[int | str], y_dims: list[int | str]) -> onnx.ModelProto:
+    """y = Identity(x), with whatever annotations the test wants to break."""
+    return model(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        [tensor("x", np.float32, x_dims)],
+        [tensor("y", np.float32, y_dims)],
+    )
+
+
+def two_inputs_model() -> onnx.ModelProto:
+    """y = x + b, x [batch, 3] and b [batch, 3]: one dim_param across two inputs."""
+    return model(
+        [helper.make_node("Add", ["x", "b"], ["y"])],
+        [tensor("x", np.float32, ["batch", 3]), tensor("b", np.float32, ["batch", 3])],
+        [tensor("y", np.float32, ["batch", 3])],
+    )
+
+
+def error_of(directory: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_dropins(directory)
+    message = str(info.value)
+    assert "\n" not in message  # one line
+    return message
 
 
 def test_every_model_becomes_a_case_with_the_checks_that_need_no_oracle() -> None:
@@ -43,18 +78,209 @@ def test_runtimes_are_compared_with_onnxruntime_unoptimized(check: str, tmp_path
 
 
 def test_a_directory_without_models_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"no \*\.onnx models"):
-        load_dropins(tmp_path)
+    assert "no *.onnx models" in error_of(tmp_path)
 
 
 def test_an_unreadable_model_is_named(tmp_path: Path) -> None:
     (tmp_path / "broken.onnx").write_text("nope")
-    with pytest.raises(ConfigError, match=r"broken\.onnx: not a readable ONNX model"):
-        load_dropins(tmp_path)
+    assert "broken.onnx: not a readable ONNX model" in error_of(tmp_path)
+
+
+@pytest.mark.parametrize("keep", [60, 2, 11, 317])
+def test_a_truncated_model_is_one_clear_line(tmp_path: Path, keep: int) -> None:
+    """Cut mid-field protobuf refuses to parse; cut at a field boundary it parses into
+    a model that lost its tail (2, 11 and 317 bytes of layer_norm.onnx do): both named."""
+    data = (EXAMPLES / "layer_norm.onnx").read_bytes()
+    (tmp_path / "cut.onnx").write_bytes(data[:keep])
+    message = error_of(tmp_path)
+    assert message.startswith(f"{tmp_path / 'cut.onnx'}: not a ")
+    assert "truncated" in message and message.endswith("export or copy it again")
 
 
 def test_an_npz_without_an_input_is_named(tmp_path: Path) -> None:
-    onnx.save(add_one_model(), str(tmp_path / "m.onnx"))  # type: ignore[arg-type]
-    np.savez(tmp_path / "m.npz", y=np.zeros(2))
-    with pytest.raises(ConfigError, match=r"m\.npz: missing input 'x'"):
-        load_dropins(tmp_path)
+    save(add_one_model(), tmp_path / "m.onnx")
+    np.savez(tmp_path / "m.npz")
+    assert f"{tmp_path / 'm.npz'}: missing input 'x'" in error_of(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        (
+            {"x": np.zeros(2, np.float64)},
+            "m.npz: input 'x' is float64, the model declares float32 (tensor(float)); "
+            "save it as float32",
+        ),
+        (
+            {"x": np.zeros(2, np.float32), "X": np.zeros(2, np.float32)},
+            "m.npz: 'X' is not an input of the model (its inputs: x); "
+            "name each array after the input it feeds",
+        ),
+        (
+            {"x": np.zeros(3, np.float32)},
+            "m.npz: input 'x' has shape (3,), the model declares [2]: axis 0 must be 2, not 3",
+        ),
+        (
+            {"x": np.zeros((2, 1), np.float32)},
+            "m.npz: input 'x' has shape (2, 1), the model declares [2]; give it 1 axes",
+        ),
+    ],
+)
+def test_inputs_that_do_not_fit_the_declared_inputs_are_one_error(
+    tmp_path: Path, arrays: dict[str, np.ndarray], message: str
+) -> None:
+    save(add_one_model(), tmp_path / "m.onnx")  # x: float32 [2]
+    np.savez(tmp_path / "m.npz", **arrays)  # type: ignore[arg-type]
+    got = error_of(tmp_path)
+    assert got == f"{tmp_path}/{message}"
+
+
+def test_one_dim_param_has_one_size_across_the_inputs_of_a_run(tmp_path: Path) -> None:
+    save(two_inputs_model(), tmp_path / "m.onnx")
+    x, b = np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float32)
+    np.savez(tmp_path / "m.npz", x=x, b=b)
+    assert error_of(tmp_path) == (
+        f"{tmp_path / 'm.npz'}: input 'b' has shape (4, 3), the model declares [batch, 3]: "
+        "'batch' is 4 on axis 0 but 2 in input 'x' axis 0; one dim_param has one size in a run"
+    )
+    np.savez(tmp_path / "m.npz", x=x, b=x)
+    np.savez(tmp_path / "m.1.npz", x=b, b=b)  # another run may bind batch differently
+    (case,) = load_dropins(tmp_path)[2]
+    assert case.extra_runs[0]["x"].shape == (4, 3)
+
+
+def test_an_npz_that_is_not_a_zip_is_named(tmp_path: Path) -> None:
+    save(add_one_model(), tmp_path / "m.onnx")
+    np.save(tmp_path / "m.npy", np.zeros(2, np.float32))
+    (tmp_path / "m.npy").rename(tmp_path / "m.npz")  # a .npy, not an .npz
+    assert error_of(tmp_path) == (
+        f"{tmp_path / 'm.npz'}: not an .npz archive (not a zip file, or a truncated one); "
+        "write it with numpy.savez(path, name=array, ...)"
+    )
+
+
+def test_several_runs_travel_to_the_cell_and_each_is_judged(tmp_path: Path) -> None:
+    """m.npz, m.1.npz, m.2.npz are three runs; the third breaks y's declared axis."""
+    save(identity_model(["batch", "n"], ["batch", 3]), tmp_path / "m.onnx")
+    for name, n in (("m.npz", 3), ("m.1.npz", 3), ("m.2.npz", 5)):
+        np.savez(tmp_path / name, x=np.ones((2, n), np.float32))
+    _, _, (case,) = load_dropins(tmp_path)
+    assert case.description == "drop-in m.onnx with m.npz, m.1.npz, m.2.npz"
+    assert [r["x"].shape for r in case.extra_runs] == [(2, 3), (2, 5)]
+    directory = str(write_case(case, tmp_path / "work").directory)
+    result = run_task({}, {"case": case.id, "check": "annotations", "case_dir": directory})
+    assert result["outcome"] == "fail", result
+    assert "run 3" in result["detail"] and "run 1" not in result["detail"], result
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (["m.1.npz"], "m.1.npz: a further run, but the first run's inputs are missing; "
+                      "put them in m.npz"),
+        (["m.npz", "m.2.npz"], "m.2.npz: runs are numbered without gaps, and m.1.npz is missing"),
+        (["m.npz", "m.01.npz"], "m.01.npz: number further runs 1, 2, …, like m.1.npz, m.2.npz"),
+    ],
+)  # fmt: skip
+def test_runs_are_numbered_from_the_first_without_gaps(
+    tmp_path: Path, names: list[str], message: str
+) -> None:
+    save(add_one_model(), tmp_path / "m.onnx")
+    for name in names:
+        np.savez(tmp_path / name, x=np.ones(2, np.float32))
+    assert error_of(tmp_path) == f"{tmp_path}/{message}"
+
+
+def test_a_generated_input_that_is_not_float_is_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """silero-vad's int64 `sr` would get 0-4 as a sample rate: say so, name the fix."""
+    vad = model(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        [tensor("x", np.float32, ["batch", 4]), tensor("sr", np.int64, [])],
+        [tensor("y", np.float32, ["batch", 4])],
+    )
+    save(vad, tmp_path / "vad.onnx")
+    load_dropins(tmp_path)
+    err = capsys.readouterr().err
+    assert err == (
+        f"onnx-compat: warning: {tmp_path / 'vad.onnx'}: input 'sr' (tensor(int64)) gets "
+        "generated values (random integers 0–4), which may mean nothing to the model; "
+        "add it to vad.npz\n"
+    )  # and nothing about the float input x
+    np.savez(tmp_path / "vad.npz", x=np.ones((1, 4), np.float32), sr=np.array(16000))
+    load_dropins(tmp_path)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path: Path) -> None:
+    save(add_one_model(), tmp_path / "first.onnx")
+    save(add_one_model(), tmp_path / "second.onnx")
+    (tmp_path / "compat.toml").write_text(
+        '[[known]]\ncases = "sec*.onnx"\npackage = "onnxruntime"\nversions = "<1.20"\n'
+        'checks = ["ort_run"]\noutcomes = ["crash"]\nreason = "segfaults"\n'
+        'link = "https://github.com/microsoft/onnxruntime/issues/1"\n'
+    )
+    _, _, (first, second) = load_dropins(tmp_path)
+    assert first.known == ()
+    assert second.known == (
+        KnownFailure("onnxruntime", "<1.20", ("ort_run",), "segfaults",
+                     "https://github.com/microsoft/onnxruntime/issues/1", ("crash",)),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[known]]\ncases = "m.onnx"\npackage = "onnx"\nchecks = ["checker"]\n'
+            'reason = "r"\nlinks = "x"\n',
+            "compat.toml: unknown key 'links' in [known #1]; allowed keys are cases, checks, "
+            "link, outcomes, package, reason, versions",
+        ),
+        ("timeout = 3\n", "compat.toml: unknown key 'timeout'; a drop-in folder's compat.toml "
+                          "holds [[known]] tables only"),
+        (
+            '[[known]]\ncases = "tmp.m"\npackage = "onnx"\nchecks = ["checker"]\nreason = "r"\n',
+            "compat.toml [known #1]: cases 'tmp.m' matches no model file in",
+        ),
+        (
+            '[[known]]\ncases = "*"\npackage = "onnx"\nchecks = ["ort_optimized"]\nreason = "r"\n',
+            "compat.toml [known #1]: check 'ort_optimized' is not a check of the cases '*' "
+            "matches; use one of annotations,",
+        ),
+        (
+            '[[known]]\ncases = "*"\npackage = "onnx"\nchecks = ["checker"]\nreason = "r"\n'
+            'outcomes = ["skip"]\n',
+            "compat.toml: [known #1] outcomes: 'skip' is not one a known failure can absorb",
+        ),
+        ("[[known]]\ncases = \n", "compat.toml: cannot read it: "),
+    ],
+)  # fmt: skip
+def test_a_bad_folder_compat_toml_is_one_error_naming_it(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    save(add_one_model(), tmp_path / "m.onnx")
+    (tmp_path / "compat.toml").write_text(text)
+    got = error_of(tmp_path)
+    assert got.startswith(str(tmp_path / message.split(" ", 1)[0].rstrip(":")))
+    assert message in got
+
+
+def test_an_npz_for_no_model_is_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    save(add_one_model(), tmp_path / "m.onnx")
+    np.savez(tmp_path / "typo.npz", x=np.ones(2, np.float32))
+    load_dropins(tmp_path)
+    assert f"warning: {tmp_path / 'typo.npz'}: belongs to no model here" in capsys.readouterr().err
+
+
+def test_the_written_case_carries_each_run_as_runk_keys(tmp_path: Path) -> None:
+    save(add_one_model(), tmp_path / "m.onnx")
+    for name, value in (("m.npz", 1.0), ("m.1.npz", 2.0)):
+        np.savez(tmp_path / name, x=np.full(2, value, np.float32))
+    _, _, (case,) = load_dropins(tmp_path)
+    files = write_case(case, tmp_path / "work")
+    with np.load(files.directory / "data.npz") as data:
+        assert sorted(data.files) == ["in.x", "run1.x"]
+        assert data["run1.x"].tolist() == [2.0, 2.0]
+    assert json.loads((files.directory / "case.json").read_text())["oracle"] == "onnxruntime"
