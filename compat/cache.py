@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from compat import cellcode
 from compat.corpus import CaseFiles
 from compat.outcomes import CellRecord
@@ -66,13 +68,16 @@ class ResultCache:
         if not fresh:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        torn = not self._ends_cleanly()
-        with self.path.open("a") as f:
-            if torn:  # never glue a fresh line onto the fragment an interrupted write left
-                f.write("\n")
-            for key, record in fresh:
-                f.write(json.dumps({"key": key, "record": record}, sort_keys=True) + "\n")
-                self.entries[key] = record
+        lines = "".join(
+            json.dumps({"key": key, "record": record}, sort_keys=True) + "\n"
+            for key, record in fresh
+        )
+        with FileLock(self.path.with_name(self.path.name + ".lock")):  # runs sharing a cache
+            torn = not self._ends_cleanly()
+            with self.path.open("a") as f:
+                # never glue a fresh line onto the fragment an interrupted write left
+                f.write(("\n" if torn else "") + lines)
+        self.entries.update(fresh)
 
     def _ends_cleanly(self) -> bool:
         """True when the file is missing, empty or ends with a newline."""

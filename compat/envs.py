@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock
+
 from compat import cellcode
 from compat.errors import CompatError
 from compat.matrix import Cell
@@ -106,8 +108,16 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     """Returns the cell's environment, creating it only when its pins changed.
 
     Never raises for a broken cell: install and import failures become the
-    record's state, carrying uv's or the interpreter's own message.
+    record's state, carrying uv's or the interpreter's own message. Runs that
+    share a state directory take turns per environment: a second run waits for
+    the environment the first is building, then uses it.
     """
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(root / f".{cell.id}.lock"):
+        return _ensure_env(cell, root, base_python)
+
+
+def _ensure_env(cell: Cell, root: Path, base_python: str) -> Environment:
     directory = root / cell.id
     python = env_python(directory)
     code = cellcode.stage(root.parent / "code")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import platform
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -172,6 +174,26 @@ def run_matrix(
     """Writes the cases once, runs every cell, calls `on_cell` with the report so far."""
     started = datetime.now(UTC)
     clock = time.monotonic()
+    # a folder of its own per run: runs sharing a state directory never share files
+    settings.work_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=settings.work_dir))
+    try:
+        return _run_matrix(plan, corpus, replace(settings, work_dir=run_dir), progress, on_cell,
+                           started, clock, extra_meta)  # fmt: skip
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _run_matrix(
+    plan: Plan,
+    corpus: Corpus,
+    settings: Settings,
+    progress: Progress,
+    on_cell: Callable[[Report], object],
+    started: datetime,
+    clock: float,
+    extra_meta: dict[str, object] | None,
+) -> Report:
     files = [write_case(c, settings.work_dir / "cases") for c in corpus.cases]
     infos = [case_info(f) for f in files]
     meta: dict[str, object] = {

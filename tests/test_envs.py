@@ -217,3 +217,34 @@ def test_the_scoreboard_runs_the_backend_suite_in_a_real_cell(
     assert {r["check"] for r in report["results"]} == {
         "ort_run", "reference", "shape_inference", "inferred_annotations"
     }  # fmt: skip
+
+
+def test_two_runs_started_at_once_on_an_empty_state_directory_both_succeed(
+    tmp_path: Path,
+) -> None:
+    """A matrix and a second terminal (or two CI jobs with one cache) at the same moment:
+    the second waits for each environment the first is building, then uses it."""
+    import sys
+
+    state = tmp_path / "state"
+    command = [sys.executable, "-m", "compat", "matrix", "--onnx", "1.23.2", "--ort", "1.24.4",
+               "--cross", "--cases", "pad_pads_from_constant.*,shape_slice_folding.*",
+               "--state-dir", str(state), "--jobs", "1"]  # fmt: skip
+    runs = [
+        subprocess.Popen(
+            [*command, "--out", str(tmp_path / name)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    outputs = [run.communicate(timeout=900)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    a, b = ((tmp_path / name / "matrix.md").read_text() for name in ("a", "b"))
+    assert a == b
+    for name in ("a", "b"):
+        report = json.loads((tmp_path / name / "matrix.json").read_text())
+        assert [c["state"] for c in report["cells"]] == ["ready"]
+        assert {r["outcome"] for r in report["results"]} <= {"pass", "skip", "xfail"}
