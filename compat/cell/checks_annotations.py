@@ -48,6 +48,23 @@ def observers(model):
     return usable, unable
 
 
+def why_unobserved(label, error):
+    """A runtime's failure to run, short: a missing op reads as what it is."""
+    if "No registered implementation for operator" in error:
+        from compat.cell.checks_onnx import missing_capability
+
+        return "%s: %s" % (label, missing_capability(error))
+    return "%s: %s" % (label, bounded(error, 300))
+
+
+def produced(model):
+    """How many annotated values a run produces (inputs and initializers aside)."""
+    from compat.cell import semantics as ann
+
+    given = {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer}
+    return len([n for n in ann.annotations_of(model.graph) if n not in given])
+
+
 def check_annotations(case):
     """The case's declared annotations hold (or are violated exactly as declared) on real
     runs, observed with every runtime that runs the model; `skip` when none observes any."""
@@ -60,7 +77,7 @@ def check_annotations(case):
             verdict = check_run(model, feeds, runtime)
             inputs_violated = any(v.precondition for v in verdict.violations)
             if verdict.error and not inputs_violated:
-                unable.append("%s: %s" % (label, bounded(verdict.error, 300)))
+                unable.append(why_unobserved(label, verdict.error))
                 continue  # this runtime saw nothing of this run: no verdict either way
             expected = _expected_violations(case, set(verdict.unchecked))
             found = sorted(set(verdict.keys))
@@ -72,8 +89,13 @@ def check_annotations(case):
                 )
             observed |= set(verdict.observed) | {v.value for v in verdict.violations}
             notes.append(
-                "%s: %d values checked%s"
-                % (label, len(verdict.observed), ", found %s" % found if found else "")
+                "%s: %d of %d annotated values checked%s"
+                % (
+                    label,
+                    len(verdict.observed),
+                    produced(model),
+                    ", found %s" % found if found else "",
+                )
             )
     if not observed:
         raise skip("no runtime observed an annotated value: %s" % "; ".join(unable or ["-"]))
@@ -105,7 +127,7 @@ def check_inferred_annotations(case):
             label = "%s run %d" % (runtime, index + 1)
             verdict = check_run(inferred, feeds, runtime)
             if verdict.error:
-                unable.append("%s: %s" % (label, bounded(verdict.error, 300)))
+                unable.append(why_unobserved(label, verdict.error))
                 continue
             observed |= set(changed) & (set(verdict.observed) | set(verdict.keys))
             for v in verdict.violations:
@@ -169,8 +191,8 @@ def check_annotations_builtin(case):
         )
         if mine == theirs == "error":
             notes.append(
-                "run %d: neither ran it (ours: %s; onnx: %s)"
-                % (index + 1, bounded(ours.error or "", 300), bounded(message, 300))
+                "run %d: neither ran it (%s)"
+                % (index + 1, why_unobserved("reference", ours.error or message))
             )
             continue
         if mine != theirs:

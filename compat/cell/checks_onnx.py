@@ -75,13 +75,13 @@ def missing_capability(exc):
     """ "onnx 1.23.2's reference evaluator has no ai.onnx.ml ZipMap", from its message."""
     import onnx
 
-    text = str(exc)
+    text = exc if isinstance(exc, str) else str(exc)
     found = re.search(r"implementation for operator '([^']+)' and domain '([^']*)'", text)
     where = "onnx %s's reference evaluator" % onnx.__version__
     if found:
         op, domain = found.group(1), found.group(2) or "ai.onnx"
         return "%s has no %s %s" % (where, domain, op)
-    return "%s cannot run this model: %s" % (where, one_line(exc))
+    return "%s cannot run this model: %s" % (where, text if exc is text else one_line(exc))
 
 
 def check_reference(case):

@@ -8,7 +8,7 @@ import tempfile
 from compat.cell.checks_onnx import reference_outputs
 from compat.cell.compare import compare_outputs
 from compat.cell.session import ORT_LEVELS, open_session, oracle_name
-from compat.cell.verdict import Phase, Verdict, fail, skip
+from compat.cell.verdict import Phase, Verdict, bounded, fail, skip
 
 
 def check_ort_run(case):
@@ -49,8 +49,13 @@ def reference_note(case, expected):
     try:
         names, got = reference_outputs(case)
     except Verdict as verdict:
-        what = verdict.detail if verdict.outcome == "skip" else verdict.outcome
-        return "onnx's reference evaluator did not run it (%s)" % what
+        if verdict.outcome == "skip":
+            return "onnx's reference evaluator did not run it (%s)" % verdict.detail
+        return "onnx's reference evaluator failed on it (%s@%s: %s)" % (
+            verdict.outcome,
+            verdict.phase,
+            bounded(verdict.detail, 300),
+        )
     problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
     if problem:
         return "onnx's reference evaluator ran it and differs: %s" % problem
