@@ -16,9 +16,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from compat import commands as host
 from compat.errors import CompatError
-from compat.followup.commands import cmd_bisect, cmd_repro
+
+# The host commands are imported when the parser is built: `python -m compat annotations`
+# also runs inside a cell, where only onnx, onnxruntime and numpy are installed.
 
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
@@ -75,6 +76,9 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from compat import commands as host
+    from compat.followup.commands import cmd_bisect, cmd_repro
+
     parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -147,7 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main_inner(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["annotations"]:  # the in-cell CLI, without the host's dependencies
+        from compat.cell.annotations_cli import main as annotations
+
+        return int(annotations(argv[1:]))
+    from compat.steps import check_options
+
     args = build_parser().parse_args(argv)
+    check_options(args)  # nonsense numbers and paths: one line, exit 2, before anything runs
     code: int = args.func(args)
     return code
 

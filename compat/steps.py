@@ -4,14 +4,18 @@ and the terminal summary. Each is a plain function of the parsed arguments."""
 from __future__ import annotations
 
 import argparse
+import math
+import shutil
 from pathlib import Path
+from typing import Any
 
 from compat.backend_suite import backend_cases
 from compat.config import Config
 from compat.corpus import Corpus, discover_cases, select_cases
-from compat.dropin import load_dropins
+from compat.dropin import load_dropins, slug
 from compat.errors import UsageError
 from compat.followup.repro import repro_command
+from compat.known import attach
 from compat.matrix import (
     Plan,
     expand,
@@ -51,12 +55,68 @@ def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
         if family in corpus.families:
             raise UsageError(f"case family {family!r} is defined twice (a drop-in directory?)")
         corpus = Corpus(corpus.cases + cases, {**corpus.families, family: description})
-    return Corpus(select_cases(corpus.cases, globs(args.cases)), corpus.families)
+    cases = attach(corpus.cases, config.known)  # [[tool.compat.known]], over every case
+    return Corpus(select_cases(cases, globs(args.cases)), corpus.families)
+
+
+def _shown(path: Path) -> str:
+    """A path as a printed command should carry it: relative to here when below here."""
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd()))
+    except ValueError:
+        return str(resolved)
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options a follow-up command needs to load this run's cases the same way
+    (`--config`, `--corpus`, `--cases-dir`, `--suite`, `--timeout`), each only when it
+    is not the default; recorded in the report's run metadata as `options`, read back
+    by `compat.followup.repro.repro_command`."""
+    options: dict[str, Any] = {}
+    config = args.config.resolve()
+    if config != (Path.cwd() / "pyproject.toml").resolve():
+        options["config"] = _shown(args.config)
+    if args.corpus and args.corpus.resolve() != config.parent / "cases":
+        options["corpus"] = _shown(args.corpus)
+    if args.cases_dir:
+        options["cases_dirs"] = {slug(d.resolve().name): _shown(d) for d in args.cases_dir}
+    if args.suite:
+        options["suite"] = args.suite
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
+    return options
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Nonsense numbers and paths, as one usage line before anything runs."""
+    numbers = (("jobs", 1, "cells at once"), ("reruns", 0, "reruns of an unexpected result"))
+    for name, least, what in numbers:
+        value = getattr(args, name, None)
+        if value is not None and value < least:
+            raise UsageError(f"--{name} {value}: give at least {least} ({what})")
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not 0 < timeout < math.inf:
+        raise UsageError(
+            f"--timeout {timeout:g}: give a positive number of seconds, like --timeout 60"
+        )
+    for name in ("out", "state_dir"):
+        path = getattr(args, name, None)
+        existing = next((p for p in [path, *path.parents] if p.exists()), None) if path else None
+        if existing is not None and not existing.is_dir():
+            flag = "--" + name.replace("_", "-")
+            which = "it" if existing == path else str(existing)
+            raise UsageError(
+                f"{flag} {path}: {which} is a file, not a directory; give a directory "
+                "(it is created when missing)"
+            )
+    python = getattr(args, "python", None)
+    if python is not None and shutil.which(python) is None:
+        raise UsageError(f"--python {python}: no such interpreter; give a Python executable")
 
 
 def settings_of(args: argparse.Namespace, config: Config) -> Settings:
-    if args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: give at least 1")
+    check_options(args)
     state = (args.state_dir or args.config.resolve().parent / ".compat").resolve()
     return Settings(
         envs_dir=state / "envs",
@@ -83,14 +143,15 @@ def describe_plan(plan: Plan, corpus: Corpus) -> str:
 
 
 def repro_hints(report: Report) -> list[str]:
-    """One `nox -s repro` command per unexpected cell."""
+    """One `nox -s repro` command per unexpected cell, with the run's corpus options."""
     cells = {c.id: c for c in report.cells}
+    options = report.run.get("options")
     hints = []
     for cell in report.broken_cells:
-        hints.append(repro_command(cell, []))
+        hints.append(repro_command(cell, [], options))
     for cell_id in dict.fromkeys(r.cell for r in report.unexpected):
         cases = sorted({r.case for r in report.unexpected if r.cell == cell_id})
-        hints.append(repro_command(cells[cell_id], cases))
+        hints.append(repro_command(cells[cell_id], cases, options))
     return hints
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from compat.cli import main
@@ -33,6 +34,12 @@ def test_list_prints_the_resolved_plan_without_running(capsys: pytest.CaptureFix
         (("--onnx", "1.18,next"), "--onnx: 'next' is not a version"),
         (("--cells", "onnx9*"), "--cells onnx9* matches no cell"),
         (("--jobs", "0"), "--jobs 0: give at least 1"),
+        (("--jobs", "-2"), "--jobs -2: give at least 1"),
+        (("--timeout", "-1"), "--timeout -1: give a positive number of seconds"),
+        (("--timeout", "0"), "--timeout 0: give a positive number of seconds"),
+        (("--timeout", "nan"), "--timeout nan: give a positive number of seconds"),
+        (("--python", "/no/such/python"), "--python /no/such/python: no such interpreter"),
+        (("--cases-dir", "/no/such/dir"), "/no/such/dir: drop-in model directory not found"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(
@@ -69,3 +76,57 @@ def test_annotations_is_dispatched_to_the_in_cell_cli_with_all_its_options(
     assert "--runtime" in capsys.readouterr().out
     model = str(ROOT / "examples" / "models" / "wrong_output_annotation.onnx")
     assert main(["annotations", model, "--dim", "batch=2", "--dim", "seq=3"]) == 1
+
+
+@pytest.mark.parametrize("flag", ["--out", "--state-dir"])
+@pytest.mark.parametrize("below", [False, True])
+def test_an_output_directory_that_is_a_file_is_refused_before_anything_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str, below: bool
+) -> None:
+    existing = tmp_path / "results.txt"
+    existing.write_text("not a directory")
+    target = existing / "sub" if below else existing
+    code, out, err = run(capsys, flag, str(target), "--list")  # even a plan-only run
+    assert code == 2 and out == ""
+    which = str(existing) if below else "it"
+    assert err == (
+        f"onnx-compat: error: {flag} {target}: {which} is a file, not a directory; "
+        "give a directory (it is created when missing)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("repro", ("onnx==1.18.0", "--timeout", "0")),
+        ("bisect", ("--case", "c", "--check", "k", "--package", "onnx", "--jobs", "0")),
+        ("scoreboard", ("--timeout", "-5")),
+        ("merge", ("somewhere", "--out", str(ROOT / "pyproject.toml"))),
+    ],
+)
+def test_every_command_refuses_nonsense_options_the_same_way(
+    capsys: pytest.CaptureFixture[str], command: str, args: tuple[str, ...]
+) -> None:
+    code = main([command, *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("onnx-compat: error: --") and err.count("\n") == 1
+
+
+def test_bad_drop_in_inputs_exit_2_with_one_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    models = ROOT / "examples" / "models"
+    for name in ("layer_norm.onnx", "layer_norm.npz"):
+        (tmp_path / name).write_bytes((models / name).read_bytes())
+    x = np.load(models / "layer_norm.npz")["x"]
+    np.savez(tmp_path / "layer_norm.npz", x=x.astype(np.float64))
+    code, out, err = run(capsys, "--cases-dir", str(tmp_path), "--list")
+    assert code == 2 and out == ""
+    assert err == (
+        f"onnx-compat: error: {tmp_path / 'layer_norm.npz'}: input 'x' is float64, the model "
+        "declares float32 (tensor(float)); save it as float32\n"
+    )
+    (tmp_path / "layer_norm.npz").write_bytes(b"PK\x03\x04 cut short")
+    code, _, err = run(capsys, "--cases-dir", str(tmp_path), "--list")
+    assert code == 2 and "layer_norm.npz: not an .npz archive" in err and err.count("\n") == 1

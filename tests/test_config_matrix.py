@@ -6,9 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from compat.case import Case, KnownFailure
+from compat.cli import build_parser
 from compat.config import load_config
 from compat.errors import ConfigError, UsageError
-from compat.matrix import expand, parse_version_list, select_cells
+from compat.known import classify
+from compat.matrix import Cell, expand, parse_version_list, select_cells
+from compat.outcomes import CheckResult, Outcome
+from compat.steps import load_corpus
 from tests.conftest import ROOT
 
 CONFIG = load_config(ROOT / "pyproject.toml")
@@ -112,3 +117,105 @@ def test_bad_configuration_is_one_clear_error_naming_the_file(
     assert message in str(info.value)
     assert str(path) in str(info.value)
     assert "\n" not in str(info.value)
+
+
+KNOWN = """
+[[tool.compat.known]]
+cases = "models.wrong_output_*"
+package = "onnxruntime"
+versions = ">=1.20"
+checks = ["annotations"]
+reason = "our exporter writes seq for the doubled axis"
+link = "https://github.com/example/exporter/issues/7"
+"""
+
+
+def corpus_with(config_path: Path, *extra: str) -> list[Case]:
+    args = build_parser().parse_args(
+        ["matrix", "--config", str(config_path), "--corpus", str(ROOT / "cases"),
+         "--cases-dir", str(ROOT / "examples" / "models"), *extra]
+    )  # fmt: skip
+    return load_corpus(args, load_config(config_path)).cases
+
+
+def test_known_failures_of_any_case_are_data_in_the_config(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + KNOWN)
+    (entry,) = load_config(path).known
+    assert entry.cases == "models.wrong_output_*"
+    assert entry.failure == KnownFailure(
+        "onnxruntime", ">=1.20", ("annotations",), "our exporter writes seq for the doubled axis",
+        "https://github.com/example/exporter/issues/7", ("fail", "error"),
+    )  # fmt: skip
+    cases = {c.id: c for c in corpus_with(path)}
+    assert cases["models.wrong_output_annotation"].known == (entry.failure,)
+    assert cases["models.layer_norm"].known == ()
+    own = cases["pad_pads_from_constant.value_ints"]  # a corpus case keeps its own, first
+    assert own.known and entry.failure not in own.known
+
+
+@pytest.mark.parametrize(
+    ("ort", "outcome", "expected"),
+    [
+        ("1.24.4", Outcome.FAIL, Outcome.XFAIL),
+        ("1.24.4", Outcome.PASS, Outcome.XPASS),
+        ("1.19.2", Outcome.FAIL, Outcome.FAIL),  # outside the range
+        ("1.24.4", Outcome.CRASH, Outcome.CRASH),  # not a listed symptom
+    ],
+)
+def test_a_config_known_failure_classifies_like_a_case_s_own(
+    tmp_path: Path, ort: str, outcome: Outcome, expected: Outcome
+) -> None:
+    cases = {c.id: c for c in corpus_with(write(tmp_path, MINIMAL + KNOWN), "--cases", "models.*")}
+    case = cases["models.wrong_output_annotation"]
+    got = classify(CheckResult("c", case.id, "annotations", outcome), case, Cell("1.23.2", ort, ()))
+    assert got.outcome is expected
+    if expected is Outcome.XPASS:
+        assert "our exporter writes seq" in got.detail and "issues/7" in got.detail
+
+
+def test_a_config_glob_matching_no_loaded_case_is_not_an_error(tmp_path: Path) -> None:
+    """One config serves runs with and without a --cases-dir, with and without --suite."""
+    path = write(tmp_path, MINIMAL + KNOWN.replace("models.wrong_output_*", "onnx_backend.*"))
+    assert corpus_with(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("link =", "url ="), "unknown key 'url' in [tool.compat.known #1]; allowed keys are"),
+        (('package = "onnxruntime"', 'package = "numpy"'), "package 'numpy' must be one of"),
+        (('versions = ">=1.20"', 'versions = "1.20+"'), "'1.20+' is not a version range"),
+        (('checks = ["annotations"]', 'checks = "annotations"'), "checks must be a list of"),
+        (('checks = ["annotations"]', "checks = []"), "checks must be a list of strings"),
+        (("reason = ", "outcomes = ['segfault']\nreason = "),
+         "outcomes: 'segfault' is not one a known failure can absorb; use fail, error, crash"),
+        (('reason = "our exporter writes seq for the doubled axis"', 'reason = ""'),
+         "reason must say what fails and why"),
+        (('cases = "models.wrong_output_*"\n', ""), "[tool.compat.known #1] is missing 'cases'"),
+    ],
+)  # fmt: skip
+def test_a_bad_known_table_is_one_error_naming_the_file_and_key(
+    tmp_path: Path, change: tuple[str, str], message: str
+) -> None:
+    path = write(tmp_path, MINIMAL + KNOWN.replace(*change))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(str(path)) and message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_known_check_no_matched_case_has_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + KNOWN.replace('"annotations"', '"ort_optimized"'))
+    with pytest.raises(ConfigError) as info:
+        corpus_with(path)
+    assert str(info.value).startswith(
+        f"{path} [tool.compat.known #1]: check 'ort_optimized' is not a check of the cases "
+        "'models.wrong_output_*' matches; use one of annotations, annotations_builtin, checker"
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", '"60"', "inf"])
+def test_a_nonsensical_config_timeout_is_an_error(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, "[tool.compat]\ntimeout = " + value + "\n" + MINIMAL)
+    with pytest.raises(ConfigError, match=r"timeout = .*: give a positive number of seconds"):
+        load_config(path)

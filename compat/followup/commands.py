@@ -22,7 +22,8 @@ def cmd_repro(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     cell = repro_cell(parse_pins(args.pins, args.requirements), config)
     corpus = load_corpus(args, config)
-    settings = replace(settings_of(args, config), cache_dir=None)  # always run for real
+    # always run for real, and keep the worker's tracebacks to print them
+    settings = replace(settings_of(args, config), cache_dir=None, tracebacks=True)
     print(f"reproducing {cell.id}: {' '.join(cell.requirements)}", flush=True)
     files = [write_case(c, settings.work_dir / "cases") for c in corpus.cases]
     run = run_cell(cell, files, settings)
@@ -34,15 +35,22 @@ def cmd_repro(args: argparse.Namespace) -> int:
     print(f"installed: {installed}; Python {record.python}; {record.platform}")
     by_case = {f.case.id: f for f in files}
     failing = [r for r in run.results if r.outcome in FAILING]
-    for result in failing:
-        print(f"\n== {result.case} · {result.check}: {result.summary}")
-        if result.traceback:
-            print(result.traceback.rstrip())
-        script = write_script(result, record, by_case[result.case], args.out / "repro")
-        print(f"   script: {script} (with {script.with_name('requirements.txt')})")
+    for result in run.results:
+        if result.outcome in FAILING:
+            print(f"\n== {result.case} · {result.check}: {result.summary}")
+            if result.traceback:
+                print(result.traceback.rstrip())
+            script = write_script(result, record, by_case[result.case], args.out / "repro")
+            print(f"   script: {script} (with {script.with_name('requirements.txt')})")
+        elif result.outcome.unexpected:  # an xpass: nothing fails, so no script
+            print(f"\n== {result.case} · {result.check}: {result.summary}")
     passed = len(run.results) - len(failing)
-    print(f"\n{len(failing)} failing, {passed} passing or skipped checks in {cell.id}")
-    return 1 if any(r.outcome.unexpected for r in run.results) else 0
+    unexpected = sum(r.outcome.unexpected for r in run.results)
+    print(
+        f"\n{len(failing)} failing, {passed} passing or skipped checks in {cell.id}; "
+        f"{unexpected} unexpected"
+    )
+    return 1 if unexpected else 0
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:

@@ -6,8 +6,11 @@ import base64
 import hashlib
 import json
 import re
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compat.cell import ROOT
 from compat.cell.checks import BY_NAME
@@ -70,9 +73,28 @@ def repro_cell(pins: Pins, config: Config) -> Cell:
     return Cell(onnx, ort, reqs, tag)
 
 
-def repro_command(cell: CellRecord, cases: list[str]) -> str:
-    command = f"nox -s repro -- onnx=={cell.onnx} onnxruntime=={cell.onnxruntime}"
-    return command + (f" --cases {','.join(cases)}" if cases else "")
+def repro_command(
+    cell: CellRecord, cases: list[str], options: Mapping[str, Any] | None = None
+) -> str:
+    """`nox -s repro -- onnx==… onnxruntime==… [--cases …]`, plus the options the run
+    loaded its cases with (`report.run["options"]`, see `compat.steps.run_options`):
+    the command works as printed, drop-in models included."""
+    args = [f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
+    if cases:
+        args += ["--cases", ",".join(cases)]
+    options = options or {}
+    for key in ("config", "corpus"):
+        if options.get(key):
+            args += [f"--{key}", str(options[key])]
+    families = {case.split(".", 1)[0] for case in cases}
+    for family, directory in sorted(dict(options.get("cases_dirs") or {}).items()):
+        if not cases or family in families:  # only the folders the cases come from
+            args += ["--cases-dir", str(directory)]
+    if options.get("suite"):
+        args += ["--suite", str(options["suite"])]
+    if options.get("timeout") is not None:
+        args += ["--timeout", f"{float(options['timeout']):g}"]
+    return "nox -s repro -- " + shlex.join(args)
 
 
 def _b64(data: bytes) -> str:
