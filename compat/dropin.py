@@ -26,6 +26,7 @@ from google.protobuf.message import DecodeError
 
 from compat.case import Case
 from compat.cell.inputs import generate_inputs
+from compat.cell.semantics import np_dtype
 from compat.config import KnownEntry, known_tables
 from compat.errors import ConfigError
 from compat.inputs_check import check_feeds, load_npz, type_text
@@ -114,10 +115,17 @@ def run_files(model_path: Path, models: list[Path]) -> list[Path]:
 
 def _generated(model: onnx.ModelProto, path: Path) -> dict[str, np.ndarray]:
     """Inputs from the annotations; a non-float one is flagged, its values are arbitrary."""
-    try:
-        feeds = generate_inputs(model)
-    except ValueError as exc:
-        raise ConfigError(f"{path}: {exc}; put its inputs in {path.stem}.npz") from None
+    initializers = {t.name for t in model.graph.initializer}
+    for info in model.graph.input:
+        tensor = info.type.tensor_type if info.type.HasField("tensor_type") else None
+        dtype = np_dtype(tensor.elem_type) if tensor else None
+        if info.name not in initializers and (dtype is None or dtype.kind not in "fiub"):
+            kind = type_text(tensor.elem_type) if tensor else info.type.WhichOneof("value")
+            raise ConfigError(
+                f"{path}: input {info.name!r} ({kind}) cannot be generated; "
+                f"put the inputs in {path.stem}.npz"
+            )
+    feeds = generate_inputs(model)
     declared = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
     for name, array in feeds.items():
         if array.dtype.kind != "f":

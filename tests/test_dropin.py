@@ -284,3 +284,19 @@ def test_the_written_case_carries_each_run_as_runk_keys(tmp_path: Path) -> None:
         assert sorted(data.files) == ["in.x", "run1.x"]
         assert data["run1.x"].tolist() == [2.0, 2.0]
     assert json.loads((files.directory / "case.json").read_text())["oracle"] == "onnxruntime"
+
+
+def test_an_input_the_generator_cannot_fill_names_the_npz_to_write(tmp_path: Path) -> None:
+    labels = model(
+        [helper.make_node("Identity", ["s"], ["y"])],
+        [tensor("s", np.str_, [2])],
+        [tensor("y", np.str_, [2])],
+    )
+    save(labels, tmp_path / "labels.onnx")
+    assert error_of(tmp_path) == (
+        f"{tmp_path / 'labels.onnx'}: input 's' (tensor(string)) cannot be generated; "
+        "put the inputs in labels.npz"
+    )
+    np.savez(tmp_path / "labels.npz", s=np.array(["a", "b"]))
+    (case,) = load_dropins(tmp_path)[2]
+    assert case.inputs["s"].tolist() == ["a", "b"]
