@@ -120,9 +120,7 @@ def _wrapper_bug(checks: tuple[str, ...], symptom: str) -> KnownFailure:
 #: the symptoms of the reference evaluator's Optional wrapping its input in a list
 KNOWN = {
     "wrapped": (
-        _wrapper_bug(
-            ("reference",), "OptionalGetElement hands Add a list (AttributeError)"
-        ),
+        _wrapper_bug(("reference",), "OptionalGetElement hands Add a list (AttributeError)"),
     ),
     "empty_if": (
         _wrapper_bug(

@@ -1,13 +1,17 @@
 """The result cache: a check is not re-run while nothing it depends on changed.
 
-A result is keyed by the cell's exact installed versions, the case's content
-hash (model bytes, arrays, expectations) and the hash of the code that runs the
-check (the worker and the modules it loads, custom check files included). The
-cache lives in `.compat/cache/`, one JSON-lines file per cell, and is safe to
-delete at any time. Timeouts and crashes are never cached: a timeout depends on
-the machine, and a crash can be nondeterministic (a race, memory, a signal), so
-both run again on the next run. A torn last line (a write cut short) is skipped:
-the results before it are still served, and the next write starts on a new line.
+A result is keyed by what it depends on: the installed versions of the packages
+its check exercises (`depends` in the table of checks: onnx, numpy and protobuf for
+onnx-only checks, onnxruntime and numpy for onnxruntime-only ones, all of them
+otherwise), Python and the platform, the case's content hash (model bytes, arrays,
+expectations) and the hash of the in-cell code (custom check files included). So a
+result computed in one cell serves every other cell with the same versions of
+those packages, in this run and later ones. The cache lives in `.compat/cache/`,
+one JSON-lines file, and is safe to delete at any time. Timeouts and crashes are
+never cached: a timeout depends on the machine, and a crash can be nondeterministic
+(a race, memory, a signal), so both run again on the next run. A torn last line (a
+write cut short) is skipped: the results before it are still served, and the next
+write starts on a new line.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from filelock import FileLock
 
 from compat import cellcode
+from compat.cell.checks import BY_NAME, EVERYTHING, ONNX_ONLY
 from compat.corpus import CaseFiles
 from compat.outcomes import CellRecord
 
@@ -34,31 +39,50 @@ def code_hash(files: CaseFiles) -> str:
     return digest.hexdigest()
 
 
-def result_key(record: CellRecord, files: CaseFiles, check: str) -> str:
+def depends_on(files: CaseFiles, check: str) -> tuple[str, ...]:
+    """The packages whose versions a check's result on this case depends on."""
+    case = files.case
+    if case.oracle == "onnxruntime":  # the oracle itself is a run of onnxruntime
+        return EVERYTHING
+    for custom in case.custom_checks:
+        if custom.name == check:
+            return ONNX_ONLY if custom.package == "onnx" else EVERYTHING
+    return BY_NAME[check].depends
+
+
+def result_key(record: CellRecord, files: CaseFiles, check: str, share: bool = True) -> str:
+    """The key of one result; `share=False` keys it to its cell as well (every cell
+    computes everything itself: the reference the sharing is tested against)."""
     identity = {
-        "packages": record.packages,
+        "packages": {name: record.packages.get(name) for name in depends_on(files, check)},
         "python": record.python,
         "platform": record.platform,
         "case": files.content,
         "code": code_hash(files),
         "check": check,
+        **({} if share else {"cell": record.id}),
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
 class ResultCache:
-    """Raw worker records of one cell, by key; appends as results arrive."""
+    """Raw worker records by key, for every cell; appends as results arrive, the last
+    line of a key wins (`--fresh` replaces what it recomputes)."""
 
-    def __init__(self, directory: Path, cell: str) -> None:
-        self.path = directory / f"{cell}.jsonl"
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / "results.jsonl"
         self.entries: dict[str, dict[str, Any]] = {}
+        lines = 0
         if self.path.exists():
             for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+                lines += 1
                 try:
                     entry = json.loads(line)
                     self.entries[entry["key"]] = entry["record"]
                 except (ValueError, KeyError, TypeError):
                     continue  # a torn line from an interrupted run: that result reruns
+        if lines > 2 * len(self.entries) + 10_000:
+            self._compact()
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self.entries.get(key)
@@ -78,6 +102,25 @@ class ResultCache:
                 # never glue a fresh line onto the fragment an interrupted write left
                 f.write(("\n" if torn else "") + lines)
         self.entries.update(fresh)
+
+    def _compact(self) -> None:
+        """Rewrites the file with one line per key once replaced lines outnumber them."""
+        with FileLock(self.path.with_name(self.path.name + ".lock")):
+            latest: dict[str, Any] = {}  # again under the lock: another run may have appended
+            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                    latest[entry["key"]] = entry["record"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+            self.entries = latest
+            lines = "".join(
+                json.dumps({"key": key, "record": record}, sort_keys=True) + "\n"
+                for key, record in latest.items()
+            )
+            scratch = self.path.with_name(self.path.name + ".compacting")
+            scratch.write_text(lines)
+            scratch.replace(self.path)
 
     def _ends_cleanly(self) -> bool:
         """True when the file is missing, empty or ends with a newline."""

@@ -71,7 +71,27 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--python", default=sys.executable, help="interpreter for the cells")
     parser.add_argument(
-        "--fresh", action="store_true", help="ignore the result cache: run every check again"
+        "--fresh",
+        action="store_true",
+        help="run every check again and replace what the result cache holds",
+    )
+    parser.add_argument(
+        "--reruns",
+        type=int,
+        default=3,
+        help="more runs, each in a fresh worker, of an unexpected result: runs that "
+        "disagree are `flaky` (default 3; 0 turns it off)",
+    )
+    parser.add_argument(
+        "--no-share",
+        dest="share",
+        action="store_false",
+        help="every cell computes every check itself (for comparing; slower)",
+    )
+    parser.add_argument(
+        "--tracebacks",
+        action="store_true",
+        help="keep each failing check's traceback in matrix.json and junit.xml",
     )
 
 

@@ -18,7 +18,14 @@ from compat.render.outputs import RENDERERS, Style, drift, render_files, write_r
 from compat.render.scoreboard import COLUMNS, scoreboard_rows
 from compat.report import Report, read_json
 from compat.run import run_matrix
-from compat.steps import describe_plan, finish, load_corpus, resolve_plan, settings_of
+from compat.steps import (
+    describe_plan,
+    finish,
+    load_corpus,
+    resolve_plan,
+    run_options,
+    settings_of,
+)
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -34,6 +41,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     meta: dict[str, object] = {
         "plan_cells": [c.id for c in whole.cells],
         "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()},
+        "options": run_options(args),
     }
     if args.shard:
         meta["shard"] = args.shard
@@ -57,7 +65,10 @@ def cmd_scoreboard(args: argparse.Namespace) -> int:
     corpus = load_corpus(args, config)
     settings = settings_of(args, config)
     print(f"{describe_plan(plan, corpus).splitlines()[0]} — {settings.jobs} at a time", flush=True)
-    meta: dict[str, object] = {"plan_cells": [c.id for c in whole.cells]}
+    meta: dict[str, object] = {
+        "plan_cells": [c.id for c in whole.cells],
+        "options": run_options(args),
+    }
     report = run_matrix(plan, corpus, settings, Progress(len(plan.cells)), extra_meta=meta)
     paths = write_reports(report, args.out, names=("scoreboard.md", "matrix.html", "junit.xml"))
     print(text_table(scoreboard_rows(report), ["onnxruntime", *COLUMNS, "total", "pass rate"]))

@@ -101,6 +101,7 @@ def probe(cell: Cell, python: Path, code: Path) -> CellRecord:
         python=info["python"],
         platform=info["platform"],
         requirements=cell.requirements,
+        limits=tuple(info.get("limits", ())),
     )
 
 
@@ -129,7 +130,13 @@ def _ensure_env(cell: Cell, root: Path, base_python: str) -> Environment:
         except (OSError, ValueError):
             saved = {}
         if saved.get("identity") == identity:
-            return Environment(CellRecord.from_dict(saved["record"]), python, code)
+            record = CellRecord.from_dict(saved["record"])
+            if record.state is CellState.READY and not record.limits:
+                # probed by an older onnx-compat: probe again, the environment stays
+                record = probe(cell, python, code)
+                saved["record"] = record.serialize()
+                marker.write_text(json.dumps(saved, indent=1))
+            return Environment(record, python, code)
     if directory.exists():
         shutil.rmtree(directory)
     uv = find_uv()

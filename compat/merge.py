@@ -60,6 +60,7 @@ def merge(directories: list[Path]) -> Report:
             "plan_cells": order,
             "plan_axes": plan_axes,
             "generator_onnx": first.run.get("generator_onnx"),
+            "options": first.run.get("options", {}),
             "seconds": max(float(s.run.get("seconds", 0)) for _, s in shards),
         },
     )

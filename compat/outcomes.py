@@ -49,6 +49,7 @@ class CheckResultDict(TypedDict):
     seconds: float
     known: str
     traceback: str
+    origin: str
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class CheckResult:
     seconds: float = 0.0
     known: str = ""  # link of the known failure that classified this result
     traceback: str = ""  # the worker's full traceback behind an error or fail, if any
+    #: where it was computed: "" in this cell, this run; another cell's id (same versions
+    #: of every package the check depends on); "cache" (an earlier run)
+    origin: str = ""
 
     def serialize(self) -> CheckResultDict:
         return {
@@ -76,6 +80,7 @@ class CheckResult:
             "seconds": self.seconds,
             "known": self.known,
             "traceback": self.traceback,
+            "origin": self.origin,
         }
 
     @classmethod
@@ -90,6 +95,7 @@ class CheckResult:
             seconds=float(data.get("seconds", 0.0)),
             known=data.get("known", ""),
             traceback=data.get("traceback", ""),
+            origin=data.get("origin", ""),
         )
 
     @property
@@ -112,6 +118,8 @@ class CellRecord:
     platform: str = ""
     detail: str = ""
     requirements: tuple[str, ...] = ()
+    #: (max IR version, max default-domain opset) this onnxruntime loads, probed once
+    limits: tuple[int, ...] = ()
 
     @property
     def summary(self) -> str:
@@ -134,6 +142,7 @@ class CellRecord:
         data = asdict(self)
         data["state"] = self.state.value
         data["requirements"] = list(self.requirements)
+        data["limits"] = list(self.limits)
         return data
 
     @classmethod
@@ -148,4 +157,5 @@ class CellRecord:
             platform=data.get("platform", ""),
             detail=data.get("detail", ""),
             requirements=tuple(data.get("requirements", ())),
+            limits=tuple(data.get("limits", ())),
         )

@@ -48,9 +48,17 @@ class Progress:
             else:
                 self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] start {cell}")
 
+    def done_unit(self, label: str) -> None:
+        """A unit of work (one worker process) ended; its cells finish when complete."""
+        with self._lock:
+            if label in self.running:
+                self.running.remove(label)
+            self._live_line()
+
     def finish(self, cell: str, summary: str) -> None:
         with self._lock:
-            self.running.remove(cell)
+            if cell in self.running:
+                self.running.remove(cell)
             self.done += 1
             self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] {cell}: {summary}")
 

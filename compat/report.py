@@ -98,8 +98,19 @@ def write_json(report: Report, path: Path) -> None:
     """Writes atomically, so a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(report.serialize(), indent=1, sort_keys=True) + "\n")
+    partial.write_text(dumps(report))
     partial.replace(path)
+
+
+def dumps(report: Report) -> str:
+    """Indented, one result per line: diffs read well, and the C encoder does the bulk
+    (an indented dump of 29,000 results is pure Python and takes seconds)."""
+    data = report.serialize()
+    results = data.pop("results")
+    head = json.dumps(data, indent=1, sort_keys=True)
+    lines = ",\n  ".join(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in results)
+    body = f"[\n  {lines}\n ]" if results else "[]"
+    return head[:-2] + f',\n "results": {body}\n}}\n'
 
 
 def read_json(path: Path) -> Report:

@@ -51,12 +51,13 @@ def rerun(
     rounds: int,
     workdir: Path,
     timeout: float,
+    limits: tuple[int, ...] = (),
 ) -> list[dict[str, Any]]:
     """Runs `tasks` `rounds` more times, each round in a fresh worker, and returns one
     judged record per task (see `judge_runs`), in task order."""
     history = [[record] for record in first]
     for k in range(1, rounds + 1):
-        again = run_worker(python, tasks, workdir / f"rerun{k}", timeout, code)
+        again = run_worker(python, tasks, workdir / f"rerun{k}", timeout, code, limits)
         for runs, record in zip(history, again, strict=True):
             runs.append(record)
     return [judge_runs(runs) for runs in history]

@@ -19,7 +19,7 @@ import onnx
 from compat.cache import ResultCache, result_key
 from compat.case import Case
 from compat.corpus import CaseFiles, Corpus, write_case
-from compat.envs import ensure_env
+from compat.envs import Environment, ensure_env
 from compat.known import classify
 from compat.matrix import Cell, Plan
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
@@ -27,6 +27,7 @@ from compat.progress import Progress
 from compat.report import CaseInfo, Report
 from compat.reruns import rerun
 from compat.runner import Task, run_worker
+from compat.schedule import Job, Unit, assign, units
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class Settings:
     timeout: float
     jobs: int
     python: str
-    cache_dir: Path | None = None  # None: run every check (--fresh)
+    cache_dir: Path | None = None  # None: no result cache at all
+    fresh: bool = False  # run every check again, and replace what the cache holds
+    share: bool = True  # a result serves every cell with the same versions it depends on
     reruns: int = 3  # more runs of an unexpected outcome, each in a fresh worker
     tracebacks: bool = False  # keep the worker's tracebacks in the results
 
@@ -72,50 +75,155 @@ def case_info(files: CaseFiles) -> CaseInfo:
 
 
 def run_cell(cell: Cell, cases: list[CaseFiles], settings: Settings) -> CellRun:
-    """Builds (or reuses) the cell's environment and runs every case's checks in it."""
-    env = ensure_env(cell, settings.envs_dir, settings.python)
-    if env.record.state is not CellState.READY:
-        return CellRun(env.record, ())
-    jobs = [(f, check) for f in cases for check in f.case.checks]
-    cache = ResultCache(settings.cache_dir, cell.id) if settings.cache_dir else None
-    keys = [result_key(env.record, f, check) for f, check in jobs]
-    cached = [cache.get(k) if cache else None for k in keys]
-    todo = [i for i, hit in enumerate(cached) if hit is None]
-    tasks = [Task(jobs[i][0].case.id, jobs[i][1], str(jobs[i][0].directory)) for i in todo]
-    workdir = settings.work_dir / "cells" / cell.id
-    fresh = run_worker(env.python, tasks, workdir, settings.timeout, env.code)
-    for i, record in zip(todo, fresh, strict=True):
-        cached[i] = record
-    raw = [r for r in cached if r is not None]
-    by_id: dict[str, Case] = {f.case.id: f.case for f in cases}
-    results = [_result(cell, r, by_id[r["case"]], settings) for r in raw]
-    suspects = [
-        i for i, r in enumerate(results) if r.outcome.unexpected and r.outcome is not Outcome.FLAKY
+    """Builds (or reuses) one cell's environment and runs every case's checks in it."""
+    runs = execute([cell], cases, settings, Progress(1, live=False), lambda runs: None)
+    return runs[cell.id]
+
+
+def execute(
+    cells: list[Cell],
+    files: list[CaseFiles],
+    settings: Settings,
+    progress: Progress,
+    on_progress: Callable[[dict[str, CellRun]], object],
+) -> dict[str, CellRun]:
+    """Environments, then distinct work only (compat/schedule.py), then reruns of what
+    came out unexpected; `on_progress` sees every cell whose results are complete."""
+    envs = _environments(cells, settings)
+    cache = ResultCache(settings.cache_dir) if settings.cache_dir else None
+    by_id = {cell.id: cell for cell in cells}
+    cases = {f.case.id: f.case for f in files}
+    jobs = [
+        Job(cell.id, f, check, result_key(envs[cell.id].record, f, check, settings.share))
+        for cell in cells
+        if envs[cell.id].record.state is CellState.READY
+        for f in files
+        for check in f.case.checks
     ]
-    if suspects and settings.reruns > 0:
-        again = rerun(
+    known = {} if cache is None or settings.fresh else cache.entries
+    raw: dict[str, dict[str, Any]] = {j.key: known[j.key] for j in jobs if j.key in known}
+    origin: dict[str, str] = dict.fromkeys(raw, "cache")
+    seconds = {k: float(r.get("seconds", 0)) for k, r in (cache.entries if cache else {}).items()}
+    jobs_of: dict[str, list[Job]] = {cell.id: [] for cell in cells}
+    for job in jobs:
+        jobs_of[job.cell].append(job)
+    owners = assign([j for j in jobs if j.key not in raw], seconds)
+    work = units(owners, seconds, settings.jobs)
+    runs: dict[str, CellRun] = {}
+    lock = threading.Lock()
+
+    def complete() -> None:
+        """Cells whose every key is known get their results; results are written as
+        they are produced (the caller's `on_progress`), one writer at a time."""
+        for cell in cells:
+            if cell.id in runs:
+                continue
+            mine = jobs_of[cell.id]
+            if all(j.key in raw for j in mine):
+                results = tuple(
+                    _result(cell, raw[j.key], cases[j.files.case.id], settings,
+                            "" if origin[j.key] == cell.id else origin[j.key])
+                    for j in mine
+                )  # fmt: skip
+                runs[cell.id] = CellRun(envs[cell.id].record, results, executed(cell.id))
+                progress.finish(cell.id, _summary(runs[cell.id]))
+        on_progress(dict(runs))
+
+    def executed(cell: str) -> int:
+        return sum(len(u.jobs) for u in work if u.cell == cell)
+
+    def one(index: int, unit: Unit) -> None:
+        progress.start(unit.label)
+        env = envs[unit.cell]
+        tasks = [Task(j.files.case.id, j.check, str(j.files.directory)) for j in unit.jobs]
+        workdir = settings.work_dir / "units" / f"{index:03d}-{unit.cell}"
+        records = run_worker(
+            env.python, tasks, workdir, settings.timeout, env.code, env.record.limits
+        )
+        if cache:
+            cache.put([(j.key, r) for j, r in zip(unit.jobs, records, strict=True)])
+        with lock:
+            progress.done_unit(unit.label)
+            for job, record in zip(unit.jobs, records, strict=True):
+                raw[job.key], origin[job.key] = record, job.cell
+            complete()
+
+    with lock:
+        complete()  # cells served entirely from the cache, and broken cells
+    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
+        for future in [pool.submit(one, i, unit) for i, unit in enumerate(work)]:
+            future.result()
+    _rerun_unexpected(runs, jobs_of, raw, origin, envs, cache, settings, by_id, cases)
+    return runs
+
+
+def _environments(cells: list[Cell], settings: Settings) -> dict[str, Environment]:
+    """Every cell's environment, built (or reused) a few at a time: mostly downloads."""
+    with ThreadPoolExecutor(max_workers=max(2, settings.jobs)) as pool:
+        built = pool.map(lambda c: ensure_env(c, settings.envs_dir, settings.python), cells)
+        return {cell.id: env for cell, env in zip(cells, built, strict=True)}
+
+
+def _rerun_unexpected(
+    runs: dict[str, CellRun],
+    jobs_of: dict[str, list[Job]],
+    raw: dict[str, dict[str, Any]],
+    origin: dict[str, str],
+    envs: dict[str, Environment],
+    cache: ResultCache | None,
+    settings: Settings,
+    cells: dict[str, Cell],
+    cases: dict[str, Case],
+) -> None:
+    """Every key whose result is unexpected in some cell runs `settings.reruns` more times
+    in fresh workers of the cell that computed it (see compat/reruns.py)."""
+    if settings.reruns <= 0:
+        return
+    suspects: dict[str, Job] = {}
+    for cell_id, run in runs.items():
+        for job, result in zip(jobs_of[cell_id], run.results, strict=True):
+            if result.outcome.unexpected and result.outcome is not Outcome.FLAKY:
+                owner = origin[job.key] if origin[job.key] in envs else job.cell
+                suspects.setdefault(job.key, replace(job, cell=owner))
+    by_cell: dict[str, list[Job]] = {}
+    for job in suspects.values():
+        by_cell.setdefault(job.cell, []).append(job)
+    for cell, mine in by_cell.items():
+        tasks = [Task(j.files.case.id, j.check, str(j.files.directory)) for j in mine]
+        env = envs[cell]
+        workdir = settings.work_dir / "reruns" / cell
+        first = [raw[j.key] for j in mine]
+        judged = rerun(
             env.python,
             env.code,
-            [
-                Task(raw[i]["case"], raw[i]["check"], jobs[i][0].directory.as_posix())
-                for i in suspects
-            ],
-            [raw[i] for i in suspects],
+            tasks,
+            first,
             settings.reruns,
             workdir,
             settings.timeout,
+            env.record.limits,
         )
-        for i, record in zip(suspects, again, strict=True):
-            raw[i] = record
-            results[i] = _result(cell, record, by_id[record["case"]], settings)
-    if cache:
-        ran = set(todo) | set(suspects)
-        cache.put([(keys[i], raw[i]) for i in sorted(ran)])
-    executed = len(tasks) + len(suspects) * settings.reruns
-    return CellRun(env.record, tuple(results), executed=executed)
+        for job, record in zip(mine, judged, strict=True):
+            raw[job.key], origin[job.key] = record, cell
+        if cache:
+            cache.put([(j.key, r) for j, r in zip(mine, judged, strict=True)])
+    if not suspects:
+        return
+    for cell_id, run in list(runs.items()):
+        mine = jobs_of[cell_id]
+        if any(j.key in suspects for j in mine):
+            results = tuple(
+                _result(cells[cell_id], raw[j.key], cases[j.files.case.id], settings,
+                        "" if origin[j.key] == cell_id else origin[j.key])
+                for j in mine
+            )  # fmt: skip
+            rerun_count = sum(1 for j in mine if j.key in suspects) * settings.reruns
+            runs[cell_id] = replace(run, results=results, executed=run.executed + rerun_count)
 
 
-def _result(cell: Cell, raw: dict[str, Any], case: Case, settings: Settings) -> CheckResult:
+def _result(
+    cell: Cell, raw: dict[str, Any], case: Case, settings: Settings, origin: str = ""
+) -> CheckResult:
     """A worker's raw record as a classified result (tracebacks only when asked for)."""
     return classify(
         CheckResult(
@@ -127,6 +235,7 @@ def _result(cell: Cell, raw: dict[str, Any], case: Case, settings: Settings) -> 
             phase=raw["phase"],
             seconds=raw["seconds"],
             traceback=raw.get("traceback", "") if settings.tracebacks else "",
+            origin=origin,
         ),
         case,
         cell,
@@ -205,20 +314,11 @@ def _run_matrix(
         "timeout": settings.timeout,
         **(extra_meta or {}),
     }
-    runs: dict[str, CellRun] = {}
-    lock = threading.Lock()
 
-    def one(cell: Cell) -> None:
-        progress.start(cell.id)
-        run = run_cell(cell, files, settings)
-        progress.finish(cell.id, _summary(run))
-        with lock:  # results are written as they are produced, one writer at a time
-            runs[cell.id] = run
-            on_cell(assemble(plan, infos, corpus.families, runs, meta))
+    def partial(runs: dict[str, CellRun]) -> None:
+        on_cell(assemble(plan, infos, corpus.families, runs, meta))
 
-    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
-        for future in [pool.submit(one, cell) for cell in plan.cells]:
-            future.result()
+    runs = execute(list(plan.cells), files, settings, progress, partial)
     progress.close()
     meta["seconds"] = round(time.monotonic() - clock, 2)
     meta["executed"] = sum(run.executed for run in runs.values())

@@ -101,6 +101,7 @@ def run_worker(
     workdir: Path,
     timeout: float,
     code: Path | None = None,
+    limits: tuple[int, ...] = (),
 ) -> list[dict[str, Any]]:
     """Runs every task in one worker process, restarting it after a crash or timeout.
 
@@ -108,14 +109,15 @@ def run_worker(
     `workdir` is the only channel: the worker appends a line per finished task;
     when it dies or stalls, this function appends the `crash` or `timeout`
     line for the task in progress and starts a new worker at the next task.
-    `code` is the staged in-cell code (staged under `workdir` when not given).
+    `code` is the staged in-cell code (staged under `workdir` when not given);
+    `limits` the environment's probed onnxruntime limits, so no worker probes again.
     """
     if not tasks:
         return []
     workdir.mkdir(parents=True, exist_ok=True)
     code = code or cellcode.stage(workdir / "code")
     plan = workdir / "plan.json"
-    plan.write_text(json.dumps({"tasks": [t.__dict__ for t in tasks]}, indent=1))
+    plan.write_text(json.dumps({"tasks": [t.__dict__ for t in tasks], "limits": list(limits)}))
     results = ResultsFile(workdir / "results.jsonl")
     results.path.write_text("")
     log = workdir / "worker.log"

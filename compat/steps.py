@@ -124,7 +124,11 @@ def settings_of(args: argparse.Namespace, config: Config) -> Settings:
         timeout=args.timeout or config.timeout,
         jobs=args.jobs,
         python=args.python,
-        cache_dir=None if args.fresh else state / "cache",
+        cache_dir=state / "cache",
+        fresh=args.fresh,
+        reruns=getattr(args, "reruns", 3),
+        tracebacks=getattr(args, "tracebacks", False),
+        share=getattr(args, "share", True),
     )
 
 

@@ -68,17 +68,43 @@ def test_identical_inputs_give_the_same_key_wherever_the_case_is_written(
     [
         {**PACKAGES, "onnxruntime": "1.24.3"},  # another onnxruntime under the same pins
         {**PACKAGES, "numpy": "1.26.4"},  # a dependency resolved differently
-        {**PACKAGES, "protobuf": "6.33.0"},
-        {**PACKAGES, "ml-dtypes": "0.5.3"},  # one more package installed
-        {k: v for k, v in PACKAGES.items() if k != "protobuf"},  # one fewer
+        {k: v for k, v in PACKAGES.items() if k != "onnxruntime"},  # one fewer
     ],
-    ids=["onnxruntime", "numpy", "protobuf", "added", "removed"],
+    ids=["onnxruntime", "numpy", "removed"],
 )
-def test_the_key_changes_with_the_installed_versions(
+def test_the_key_changes_with_the_installed_versions_the_check_depends_on(
     packages: dict[str, str], tmp_path: Path
 ) -> None:
     other = replace(RECORD, packages=packages)
     assert key(tmp_path, record=other) != key(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("check", "unrelated"),
+    [
+        ("ort_run", {"onnx": "1.14.1", "protobuf": "3.20.3", "ml-dtypes": "0.5.3"}),
+        ("checker", {"onnxruntime": "1.15.1", "ml-dtypes": "0.5.3"}),
+        ("reference", {"onnxruntime": "1.32.0"}),
+    ],
+)
+def test_a_result_is_shared_by_cells_that_differ_only_in_what_it_does_not_use(
+    check: str, unrelated: dict[str, str], tmp_path: Path
+) -> None:
+    """onnx-only checks are computed once per onnx (numpy, protobuf) release, whatever
+    the onnxruntime; onnxruntime-only checks once per onnxruntime (numpy) release."""
+    files = files_of(add_one_case(), tmp_path)
+    other = replace(RECORD, id="another-cell", packages={**PACKAGES, **unrelated})
+    assert result_key(other, files, check) == result_key(RECORD, files, check)
+    both = replace(RECORD, packages={**PACKAGES, **unrelated})
+    assert result_key(both, files, "annotations") != result_key(RECORD, files, "annotations")
+
+
+def test_a_drop_in_with_onnxruntime_as_its_oracle_depends_on_everything(
+    tmp_path: Path,
+) -> None:
+    files = files_of(add_one_case(oracle="onnxruntime"), tmp_path)
+    other = replace(RECORD, packages={**PACKAGES, "onnxruntime": "1.15.1"})
+    assert result_key(other, files, "reference") != result_key(RECORD, files, "reference")
 
 
 def test_the_key_changes_with_the_python_and_platform_of_the_cell(tmp_path: Path) -> None:
@@ -141,15 +167,36 @@ def test_results_persist_across_a_new_cache_on_the_same_directory(tmp_path: Path
     records = {check: worker_record(files, check) for check in ("checker", "ort_run")}
     assert {r["outcome"] for r in records.values()} == {"pass"}
     keys = {check: result_key(RECORD, files, check) for check in records}
-    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    cache = ResultCache(tmp_path / "cache")
     assert cache.get(keys["checker"]) is None
     cache.put([(keys[c], records[c]) for c in records])
     assert cache.get(keys["ort_run"]) == records["ort_run"]
 
-    reopened = ResultCache(tmp_path / "cache", RECORD.id)
+    reopened = ResultCache(tmp_path / "cache")
     for check, record in records.items():
         assert reopened.get(keys[check]) == record
-    assert ResultCache(tmp_path / "cache", "another-cell").get(keys["checker"]) is None
+    assert ResultCache(tmp_path / "other").get(keys["checker"]) is None
+
+
+def test_a_later_line_of_a_key_replaces_the_earlier_one_and_compaction_keeps_it(
+    tmp_path: Path,
+) -> None:
+    """`--fresh` recomputes and replaces: the last line of a key wins, also after the
+    file is compacted."""
+    files = files_of(add_one_case(), tmp_path / "cases")
+    first = worker_record(files, "checker")
+    second = {**first, "detail": "recomputed"}
+    k = result_key(RECORD, files, "checker")
+    cache = ResultCache(tmp_path / "cache")
+    cache.put([(k, first)])
+    cache.put([(k, second)])
+    assert ResultCache(tmp_path / "cache").get(k) == second
+    with cache.path.open("a") as f:  # many replaced lines: the next open compacts
+        for _ in range(10_010):
+            f.write(json.dumps({"key": k, "record": second}) + "\n")
+    compacted = ResultCache(tmp_path / "cache")
+    assert compacted.get(k) == second
+    assert len(cache.path.read_text().splitlines()) == 1
 
 
 #: Kept: the outcomes of a check that ran to its end. Rerun: a timeout (it depends on
@@ -165,9 +212,9 @@ def test_timeouts_and_crashes_are_not_cached_the_other_outcomes_are(tmp_path: Pa
         (f"key-{outcome}", {**real, "outcome": outcome, "detail": f"{outcome} detail"})
         for outcome in KEPT + RERUN
     ]
-    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    cache = ResultCache(tmp_path / "cache")
     cache.put(items)
-    for reader in (cache, ResultCache(tmp_path / "cache", RECORD.id)):
+    for reader in (cache, ResultCache(tmp_path / "cache")):
         for name, record in items:
             expected = record if record["outcome"] in KEPT else None
             assert reader.get(name) == expected, name
@@ -175,7 +222,7 @@ def test_timeouts_and_crashes_are_not_cached_the_other_outcomes_are(tmp_path: Pa
 
 
 def test_a_batch_of_only_uncached_outcomes_writes_nothing(tmp_path: Path) -> None:
-    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    cache = ResultCache(tmp_path / "cache")
     cache.put([("k1", {"outcome": "crash"}), ("k2", {"outcome": "timeout"})])
     assert not cache.path.exists()
 
@@ -184,18 +231,18 @@ def test_a_torn_last_line_is_skipped_and_the_results_before_it_served(tmp_path: 
     files = files_of(add_one_case(), tmp_path / "cases")
     records = {check: worker_record(files, check) for check in ("checker", "ort_run", "reference")}
     keys = {check: result_key(RECORD, files, check) for check in records}
-    cache = ResultCache(tmp_path / "cache", RECORD.id)
+    cache = ResultCache(tmp_path / "cache")
     cache.put([(keys["checker"], records["checker"]), (keys["ort_run"], records["ort_run"])])
     whole = json.dumps({"key": keys["reference"], "record": records["reference"]})
     with cache.path.open("a") as f:
         f.write(whole[: len(whole) // 2])  # the run was killed mid-write
 
-    after = ResultCache(tmp_path / "cache", RECORD.id)
+    after = ResultCache(tmp_path / "cache")
     assert after.get(keys["checker"]) == records["checker"]
     assert after.get(keys["ort_run"]) == records["ort_run"]
     assert after.get(keys["reference"]) is None  # that result reruns
 
     # the rerun's result lands on a line of its own, readable by the run after
     after.put([(keys["reference"], records["reference"])])
-    final = ResultCache(tmp_path / "cache", RECORD.id)
+    final = ResultCache(tmp_path / "cache")
     assert {c: final.get(k) for c, k in keys.items()} == records

@@ -80,8 +80,10 @@ def test_a_release_that_does_not_exist_is_an_install_error_while_other_cells_fin
         str(ROOT / "examples" / "models"),
     )
     assert code == 1 and sentinel.exists()  # 1: the example's wrong output annotation
-    untimed = [{**r, "seconds": 0} for r in again["results"] if r["case"].startswith("pad_")]
+    untimed = [{**r, "seconds": 0, "origin": ""} for r in again["results"]
+               if r["case"].startswith("pad_")]  # fmt: skip
     assert untimed == [{**r, "seconds": 0} for r in results]
+    assert {r["origin"] for r in again["results"] if r["case"].startswith("pad_")} == {"cache"}
 
     # Drop-in models are rows of their own, judged without a hand-written oracle.
     dropins = {
@@ -138,8 +140,11 @@ def test_shards_merged_equal_a_single_run(tmp_path: Path, shared_state: Path) ->
 
     single = json.loads((tmp_path / "single" / "matrix.json").read_text())
     merged = json.loads((tmp_path / "merged" / "matrix.json").read_text())
-    untimed = [{k: v for k, v in r.items() if k != "seconds"} for r in single["results"]]
-    assert [{k: v for k, v in r.items() if k != "seconds"} for r in merged["results"]] == untimed
+    # where a shared result was computed depends on which cells a shard holds
+    untimed = [{k: v for k, v in r.items() if k not in ("seconds", "origin")}
+               for r in single["results"]]  # fmt: skip
+    assert [{k: v for k, v in r.items() if k not in ("seconds", "origin")}
+            for r in merged["results"]] == untimed  # fmt: skip
     for key in ("cells", "cases", "axes", "families"):
         assert merged[key] == single[key]
     single_md = (tmp_path / "single" / "matrix.md").read_text()
@@ -248,3 +253,30 @@ def test_two_runs_started_at_once_on_an_empty_state_directory_both_succeed(
         report = json.loads((tmp_path / name / "matrix.json").read_text())
         assert [c["state"] for c in report["cells"]] == ["ready"]
         assert {r["outcome"] for r in report["results"]} <= {"pass", "skip", "xfail"}
+
+
+def test_results_shared_between_cells_equal_every_cell_computing_everything(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """Distinct work only: a result computed once and shown in every cell with the same
+    versions of what its check depends on is the result each cell computes itself."""
+    axes = ["--onnx", "1.18.0,1.23.2", "--ort", "1.17.3,1.24.4",
+            "--cases", "pad_*,shape_slice_folding.*,reshape_allowzero.*,annotations.*"]  # fmt: skip
+    common = ["--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state)]
+    assert main(["matrix", *common, *axes, "--out", str(tmp_path / "shared"), "--fresh"]) == 0
+    assert main(["matrix", *common, *axes, "--out", str(tmp_path / "full"), "--fresh",
+                 "--no-share"]) == 0  # fmt: skip
+    shared = json.loads((tmp_path / "shared" / "matrix.json").read_text())
+    full = json.loads((tmp_path / "full" / "matrix.json").read_text())
+    assert {r["origin"] for r in full["results"]} == {""}  # every cell computed its own
+    elsewhere = [r for r in shared["results"] if r["origin"] not in ("", "cache")]
+    # ort_run of onnx1.18.0-ort1.24.4 is onnx1.23.2-ort1.24.4's (same onnxruntime, numpy);
+    # onnx1.23.2-ort1.17.3 has numpy 1.x, so it shares no onnx-only result
+    assert {r["check"] for r in elsewhere} == {"ort_run"} and len(elsewhere) >= 20
+    strip = ("seconds", "origin")
+    assert [{k: v for k, v in r.items() if k not in strip} for r in shared["results"]] == [
+        {k: v for k, v in r.items() if k not in strip} for r in full["results"]
+    ]
+    for name in ("matrix.md", "compatibility.md"):
+        assert (tmp_path / "shared" / name).read_text() == (tmp_path / "full" / name).read_text()
+    assert shared["run"]["executed"] < full["run"]["executed"]

@@ -24,7 +24,15 @@ class Check:
     title: str  # what it asks, in words a docs reader understands
     function: Callable[[Any], str]  # function(case) -> detail; raises Verdict otherwise
     what: str  # what it calls, for the reader of a repro script
+    #: the installed packages its result depends on: a result is computed once per
+    #: distinct set of their versions and shown in every cell that has that set
+    depends: Tuple[str, ...] = ("onnx", "onnxruntime", "numpy", "protobuf")  # see below
+    cost: float = 0.002  # typical seconds per case on a 2-core machine, for scheduling
 
+
+ONNX_ONLY = ("onnx", "numpy", "protobuf")
+ORT_ONLY = ("onnxruntime", "numpy")  # onnx parses the model only to explain a refusal
+EVERYTHING = ("onnx", "onnxruntime", "numpy", "protobuf")
 
 CHECKS: Tuple[Check, ...] = (
     Check(
@@ -33,6 +41,8 @@ CHECKS: Tuple[Check, ...] = (
         "onnx.checker accepts the model (full check)",
         checks_onnx.check_checker,
         "onnx.checker.check_model(model, full_check=True)",
+        depends=ONNX_ONLY,
+        cost=0.0013,
     ),
     Check(
         "shape_inference",
@@ -41,6 +51,8 @@ CHECKS: Tuple[Check, ...] = (
         checks_onnx.check_shape_inference,
         "onnx.shape_inference.infer_shapes(model, strict_mode=True), then the "
         "inferred output shapes are compared with the case's expectation",
+        depends=ONNX_ONLY,
+        cost=0.0002,
     ),
     Check(
         "reference",
@@ -48,6 +60,8 @@ CHECKS: Tuple[Check, ...] = (
         "onnx's reference evaluator computes the right outputs",
         checks_onnx.check_reference,
         "onnx.reference.ReferenceEvaluator(model).run(None, inputs) vs the oracle",
+        depends=ONNX_ONLY,
+        cost=0.0018,
     ),
     Check(
         "ort_run",
@@ -55,6 +69,8 @@ CHECKS: Tuple[Check, ...] = (
         "onnxruntime computes the right outputs at every optimization level",
         checks_ort.check_ort_run,
         "onnxruntime.InferenceSession at every optimization level vs the oracle",
+        depends=ORT_ONLY,
+        cost=0.008,
     ),
     Check(
         "ort_optimized",
@@ -62,6 +78,8 @@ CHECKS: Tuple[Check, ...] = (
         "onnxruntime's optimized graph has the expected structure",
         checks_ort.check_ort_optimized,
         "the op counts of onnxruntime's optimized_model_filepath graph",
+        depends=EVERYTHING,
+        cost=0.001,
     ),
     Check(
         "annotations",
@@ -69,6 +87,8 @@ CHECKS: Tuple[Check, ...] = (
         "the declared shape annotations hold on real runs",
         checks_annotations.check_annotations,
         "the declared shape annotations on real runs (compat/cell/semantics.py)",
+        depends=EVERYTHING,
+        cost=0.002,
     ),
     Check(
         "inferred_annotations",
@@ -76,6 +96,8 @@ CHECKS: Tuple[Check, ...] = (
         "annotations added by onnx shape inference hold on real runs",
         checks_annotations.check_inferred_annotations,
         "annotations added by onnx shape inference on real runs",
+        depends=EVERYTHING,
+        cost=0.0016,
     ),
     Check(
         "annotations_builtin",
@@ -83,6 +105,8 @@ CHECKS: Tuple[Check, ...] = (
         "onnx's own annotation checker agrees with ours",
         checks_annotations.check_annotations_builtin,
         "ReferenceEvaluator(check_shape_annotations=True) vs ours",
+        depends=ONNX_ONLY,
+        cost=0.0004,
     ),
     Check(
         "version_converter",
@@ -91,6 +115,8 @@ CHECKS: Tuple[Check, ...] = (
         checks_onnx.check_version_converter,
         "onnx.version_converter.convert_version(model, target), then the "
         "checker and onnxruntime on the result",
+        depends=EVERYTHING,
+        cost=0.0106,
     ),
 )
 

@@ -18,6 +18,7 @@ import traceback
 
 from compat.cell.casedata import CaseData
 from compat.cell.checks import find_check
+from compat.cell.session import set_limits
 from compat.cell.verdict import Verdict, one_line
 
 
@@ -58,7 +59,9 @@ def main(argv):
     faulthandler.enable()  # a segfault leaves "Fatal Python error" and a stack in the log
     plan_path, results_path, start = argv[0], argv[1], int(argv[2])
     with open(plan_path) as f:
-        tasks = json.load(f)["tasks"]
+        plan = json.load(f)
+    tasks = plan["tasks"]
+    set_limits(plan.get("limits"))
     try:
         import onnxruntime
 

@@ -30,10 +30,10 @@ def observe_ort(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any
     for name in watched:
         if name not in outputs:
             copy.graph.output.add().name = name
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
+    from compat.cell.session import session_options
+
     session = ort.InferenceSession(
-        copy.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        copy.SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
     )
     names = [o.name for o in session.get_outputs()]
     values = dict(zip(names, session.run(None, feeds)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from compat.cell.session import ort_limits
+
 
 def main(argv):
     """`probe`: proves the environment really works: imports, then runs a one-node model.
@@ -43,6 +45,7 @@ def main(argv):
                 },
                 "python": platform.python_version(),
                 "platform": platform.platform(),
+                "limits": list(ort_limits()),
             },
             sort_keys=True,
         )

@@ -10,10 +10,22 @@ from compat.cell.verdict import Verdict, one_line, skip
 ORT_LEVELS = ("disabled", "basic", "extended", "all")
 
 
-def ort_session(model_path, level, optimized_path=None):
+def session_options():
+    """One thread per session: the matrix already runs a worker per core, and a session
+    that starts no thread pool is created several times faster (most of a check's time)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return options
+
+
+def ort_session(model_path, level, optimized_path=None):
+    import onnxruntime as ort
+
+    options = session_options()
     options.graph_optimization_level = {
         "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
         "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
@@ -30,8 +42,9 @@ _ORT_LIMITS = []  # type: list[int]
 
 
 def ort_limits():
-    """(max IR version, max default-domain opset) this onnxruntime loads, probed once per
-    process with one-node models: the runtime says what it supports, not its messages."""
+    """(max IR version, max default-domain opset) this onnxruntime loads, probed with
+    one-node models (the runtime says what it supports, not its messages): once per
+    environment by `probe`, which the host hands to every worker (`set_limits`)."""
     if not _ORT_LIMITS:
         import onnxruntime as ort
         from onnx import TensorProto, helper
@@ -46,7 +59,7 @@ def ort_limits():
             )
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
             model.ir_version = ir
-            options = ort.SessionOptions()
+            options = session_options()
             options.log_severity_level = 4
             try:
                 ort.InferenceSession(
@@ -64,6 +77,12 @@ def ort_limits():
             max_opset += 1
         _ORT_LIMITS.extend([max_ir, max_opset])
     return _ORT_LIMITS[0], _ORT_LIMITS[1]
+
+
+def set_limits(limits):
+    """The limits the environment's probe measured: no worker probes them again."""
+    if limits and not _ORT_LIMITS:
+        _ORT_LIMITS.extend(int(x) for x in limits[:2])
 
 
 def beyond_ort(model):

@@ -70,7 +70,7 @@ def page_data(report: Report) -> dict[str, Any]:
         "cells": cells,
         "families": report.families,
         "descriptions": {c.id: c.description for c in report.cases},
-        "repro": {c.id: repro_command(c, []) for c in report.cells},
+        "repro": {c.id: repro_command(c, [], report.run.get("options")) for c in report.cells},
         "colours": COLOURS,
         "order": list(COLOURS),  # the legend's order (the JSON's keys are sorted)
     }

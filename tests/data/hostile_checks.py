@@ -6,6 +6,7 @@ Runs inside the worker: standard library only.
 import ctypes
 import os
 import time
+from pathlib import Path
 
 
 def ok(case):
@@ -35,9 +36,8 @@ def wrong(case):
 def flip(case):
     """Fails on its first run in a case directory and passes on every later one: what a
     nondeterministic bug looks like from the outside (a counter file keeps the count)."""
-    path = os.path.join(case.case_dir, "flip.count")
-    count = int(open(path).read()) if os.path.exists(path) else 0
-    with open(path, "w") as f:
-        f.write(str(count + 1))
+    path = Path(case.case_dir) / "flip.count"
+    count = int(path.read_text()) if path.exists() else 0
+    path.write_text(str(count + 1))
     assert count > 0, "first run: got nan, expected 0.0"
     return "a later run"
