@@ -29,6 +29,9 @@ from compat.reruns import rerun
 from compat.runner import Task, run_worker
 from compat.schedule import Job, Unit, assign, units
 
+#: How often a running matrix rewrites the report so far (matrix.json).
+PARTIAL_SECONDS = 10.0
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -315,8 +318,14 @@ def _run_matrix(
         **(extra_meta or {}),
     }
 
+    last = [0.0]
+
     def partial(runs: dict[str, CellRun]) -> None:
-        on_cell(assemble(plan, infos, corpus.families, runs, meta))
+        """The report so far, at most every PARTIAL_SECONDS: every raw result is already
+        on disk in the cache as it is produced, and a rerun picks it up from there."""
+        if runs and time.monotonic() - last[0] >= PARTIAL_SECONDS:
+            on_cell(assemble(plan, infos, corpus.families, runs, meta))
+            last[0] = time.monotonic()
 
     runs = execute(list(plan.cells), files, settings, progress, partial)
     progress.close()

@@ -17,7 +17,8 @@ from compat.corpus import CaseFiles
 
 #: A worker process costs this much before its first check (imports, session setup).
 UNIT_OVERHEAD = 0.6
-#: A share is split when it alone would take longer than the rest divided among cores.
+#: A share is split only when it alone would take longer than the whole work divided
+#: among the cores (and than this): each extra process costs UNIT_OVERHEAD.
 MIN_UNIT_SECONDS = 3.0
 
 
@@ -70,12 +71,13 @@ def assign(jobs: list[Job], seconds: dict[str, float]) -> dict[str, Job]:
 
 def units(owners: dict[str, Job], seconds: dict[str, float], cores: int) -> list[Unit]:
     """Each cell's share as work units, longest first; a share longer than the whole
-    work divided among the cores (and than MIN_UNIT_SECONDS) is split in pieces."""
+    work divided among the cores (and than MIN_UNIT_SECONDS) is split in pieces, so no
+    core idles while one long share runs to the end."""
     shares: dict[str, list[Job]] = {}
     for job in owners.values():
         shares.setdefault(job.cell, []).append(job)
     total = sum(cost(j, seconds) for j in owners.values()) + UNIT_OVERHEAD * len(shares)
-    limit = max(MIN_UNIT_SECONDS, total / max(1, cores) / 2)
+    limit = max(MIN_UNIT_SECONDS, total / max(1, cores))
     out: list[Unit] = []
     for cell, share in shares.items():
         share.sort(key=lambda j: (j.files.case.id, j.check))  # a case's checks together
