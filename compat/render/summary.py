@@ -1,0 +1,151 @@
+"""The answer at a glance: a family × release grid and "since when it works", the data
+every renderer shows first (terminal, HTML page, docs index, SVG heatmap)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.render.grid import build_tables, link_label
+from compat.report import Report
+
+#: A square's state, worst first: what a reader must see before anything else.
+STATES = ("broken", "unexpected", "known", "pass", "skip", "n/a")
+#: What each state means, for legends.
+MEANINGS = {
+    "broken": "the environment could not be built or imported",
+    "unexpected": "unexpected results: failures, errors, crashes, flaky, xpass",
+    "known": "only known upstream bugs (xfail) besides passes",
+    "pass": "every check that applies passes",
+    "skip": "nothing applies to this release (skipped)",
+    "n/a": "not run",
+}
+
+
+@dataclass(frozen=True)
+class Square:
+    """One family on one release: its state and the outcome counts behind it."""
+
+    state: str
+    counts: dict[str, int]
+    links: tuple[str, ...] = ()  # the known bugs' links
+
+    @property
+    def number(self) -> int:
+        """How many results make the state: unexpected or known ones; 0 otherwise."""
+        if self.state == "unexpected":
+            return sum(n for o, n in self.counts.items() if Outcome(o).unexpected)
+        if self.state == "known":
+            return self.counts.get("xfail", 0)
+        return 0
+
+
+@dataclass(frozen=True)
+class Column:
+    """A release on an axis: `onnx 1.18.0` (the onnx axis) or `ort 1.22.1`."""
+
+    axis: str
+    label: str
+    cell: CellRecord
+
+    @property
+    def title(self) -> str:
+        return f"{'ort' if self.axis == 'onnxruntime' else self.axis} {self.label}"
+
+
+@dataclass(frozen=True)
+class Since:
+    """Since when a family's check works on one axis: `first` is the first release from
+    which every later one passes, "" when it never does, "all" when it always does."""
+
+    family: str
+    check: str
+    axis: str
+    first: str
+    broken: tuple[str, ...]  # releases where it fails (known or not)
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    families: tuple[str, ...]
+    columns: tuple[Column, ...]
+    squares: dict[tuple[str, int], Square]  # (family, column index) -> square
+    since: tuple[Since, ...]
+
+    @property
+    def totals(self) -> Counter[str]:
+        """Squares per state, for a one-line headline."""
+        return Counter(square.state for square in self.squares.values())
+
+
+def square_of(cell: CellRecord, results: list[CheckResult]) -> Square:
+    if cell.state is not CellState.READY:
+        return Square("broken", {cell.state.value: 1})
+    counts = Counter(r.outcome.value for r in results)
+    links = tuple(sorted({r.known for r in results if r.known}))
+    if not results:
+        return Square("n/a", {})
+    if any(r.outcome.unexpected for r in results):
+        return Square("unexpected", dict(counts), links)
+    if counts.get("xfail"):
+        return Square("known", dict(counts), links)
+    if counts.get("pass") or counts.get("xpass"):
+        return Square("pass", dict(counts), links)
+    return Square("skip", dict(counts), links)
+
+
+def summarize(report: Report) -> Summary:
+    """The family × release grid of a report, columns in axis order (onnx, then
+    onnxruntime; a cell on both axes appears on both)."""
+    tables = build_tables(report)
+    families = tuple(dict.fromkeys(t.family for t in tables))
+    columns: list[Column] = []
+    index: dict[tuple[str, str], int] = {}
+    for table in tables:
+        for label, cell in zip(table.labels, table.cells, strict=True):
+            if (table.axis, cell.id) not in index:
+                index[(table.axis, cell.id)] = len(columns)
+                columns.append(Column(table.axis, label, cell))
+    order = {axis: i for i, axis in enumerate(report.axes)}
+    ordered = sorted(range(len(columns)), key=lambda i: (order.get(columns[i].axis, 99), i))
+    remap = {old: new for new, old in enumerate(ordered)}
+    columns = [columns[i] for i in ordered]
+    index = {key: remap[i] for key, i in index.items()}
+    gathered: dict[tuple[str, int], list[CheckResult]] = {}
+    for table in tables:
+        for position, cell in enumerate(table.cells):
+            at = (table.family, index[(table.axis, cell.id)])
+            bucket = gathered.setdefault(at, [])
+            bucket.extend(r for row in table.rows if (r := row.results[position]) is not None)
+    squares = {
+        (family, i): square_of(column.cell, gathered.get((family, i), []))
+        for family in families
+        for i, column in enumerate(columns)
+    }
+    return Summary(families, tuple(columns), squares, tuple(since_when(report)))
+
+
+def since_when(report: Report) -> list[Since]:
+    """Per family, check and axis that are not simply fine everywhere: the first release
+    from which the check passes on every later release of that axis, with the bug links."""
+    out: list[Since] = []
+    for table in build_tables(report):
+        checks = list(dict.fromkeys(row.check for row in table.rows))
+        for check in checks:
+            rows = [row for row in table.rows if row.check == check]
+            bad = [any(row.entries[i] in BAD for row in rows) for i in range(len(table.labels))]
+            if not any(bad):
+                continue
+            last_bad = max(i for i, b in enumerate(bad) if b)
+            first = table.labels[last_bad + 1] if last_bad + 1 < len(table.labels) else ""
+            links = sorted(
+                {link_label(r.known) for row in rows for r in row.results if r and r.known}
+            )
+            broken = tuple(label for label, b in zip(table.labels, bad, strict=True) if b)
+            out.append(Since(table.family, check, table.axis, first, broken, tuple(links)))
+    return out
+
+
+BAD = frozenset({"fail", "xfail", "error", "crash", "timeout", "flaky"})
