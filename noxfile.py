@@ -6,8 +6,10 @@ decided in one place, `[tool.compat]` in pyproject.toml.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
+from pathlib import Path
 
 import nox
 from nox.command import CommandFailed
@@ -18,12 +20,25 @@ nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests"]
 
 PYTHON = "3.11"
+PYPROJECT = Path(__file__).with_name("pyproject.toml")
+
+
+def install_project(session: nox.Session, extras: str = "") -> None:
+    """`pip install -e .[extras]`, skipped while pyproject.toml and the extras are the
+    ones installed last time: the install is editable, code changes need none, and a
+    no-change `nox -s matrix` should not spend seconds reinstalling."""
+    want = hashlib.sha256(PYPROJECT.read_bytes() + extras.encode()).hexdigest()
+    stamp = Path(session.virtualenv.location) / ".onnx-compat-installed"
+    if stamp.exists() and stamp.read_text() == want:
+        return
+    session.install("-e", f".{extras}")
+    stamp.write_text(want)
 
 
 def run_compat(session: nox.Session, *args: str) -> None:
     """Installs this project and runs `python -m compat ARGS`, keeping its exit code 2
     (bad usage), which nox would otherwise turn into 1."""
-    session.install("-e", ".")
+    install_project(session)
     try:
         session.run("python", "-m", "compat", *args)
     except CommandFailed as failed:
@@ -72,7 +87,7 @@ def merge(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Run the test suite (a few real environments included): `nox -s tests -- -k NAME`."""
-    session.install("-e", ".[test]")
+    install_project(session, "[test]")
     session.run("pytest", *session.posargs)
 
 

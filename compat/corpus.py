@@ -8,6 +8,8 @@ import importlib.util
 import io
 import json
 import re
+import shutil
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,21 +175,34 @@ def spec_of(case: Case) -> dict[str, object]:
     }
 
 
-def write_case(case: Case, root: Path) -> CaseFiles:
-    """Serialises a case once, so every cell of a run reads identical model bytes."""
-    directory = root / case.id
-    directory.mkdir(parents=True, exist_ok=True)
+def write_case(case: Case, root: Path, keyed: bool = False) -> CaseFiles:
+    """Serialises a case once, so every cell of a run reads identical model bytes.
+
+    `keyed`: the folder is named by the case's content (`root/ID-HASH/`) and written
+    only when missing (whole, by a rename), so runs sharing `root` reuse it."""
     model_bytes = case.model.SerializeToString(deterministic=True)
     spec = json.dumps(spec_of(case), indent=1, sort_keys=True).encode()
     files = {"model.onnx": model_bytes, "case.json": spec}
     if case.encoding == "pb":
         files.update(_pb_files(case))
-        (directory / "data").mkdir(exist_ok=True)
     else:
         files["data.npz"] = _npz_bytes(case)
     digest = hashlib.sha256()
     for name in sorted(files):
-        (directory / name).write_bytes(files[name])
         digest.update(name.encode() + b"\0" + files[name])
     everything = digest.hexdigest()
+    directory = root / (f"{case.id}-{everything[:16]}" if keyed else case.id)
+    if not (keyed and directory.is_dir()):
+        scratch = directory
+        if keyed:
+            root.mkdir(parents=True, exist_ok=True)
+            scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
+        for name, data in files.items():
+            (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / name).write_bytes(data)
+        if keyed:
+            try:
+                scratch.rename(directory)
+            except OSError:  # another run wrote the same content a moment ago
+                shutil.rmtree(scratch, ignore_errors=True)
     return CaseFiles(case, directory.resolve(), hashlib.sha256(model_bytes).hexdigest(), everything)

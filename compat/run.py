@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import platform
 import shutil
 import tempfile
@@ -11,11 +13,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import onnx
-
+from compat import cellcode
 from compat.cache import ResultCache, result_key
 from compat.case import Case
 from compat.corpus import CaseFiles, Corpus, write_case
@@ -24,13 +26,15 @@ from compat.known import classify
 from compat.matrix import Cell, Plan
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.progress import Progress
-from compat.report import CaseInfo, Report
+from compat.report import CaseInfo, Report, read_json, write_json
 from compat.reruns import rerun
 from compat.runner import Task, run_worker
 from compat.schedule import Job, Unit, assign, units
 
 #: How often a running matrix rewrites the report so far (matrix.json).
 PARTIAL_SECONDS = 10.0
+#: Reports of this many recent input sets are remembered (`.compat/runs/`).
+KEEP_RUNS = 4
 
 
 @dataclass(frozen=True)
@@ -89,10 +93,11 @@ def execute(
     settings: Settings,
     progress: Progress,
     on_progress: Callable[[dict[str, CellRun]], object],
+    envs: dict[str, Environment] | None = None,
 ) -> dict[str, CellRun]:
     """Environments, then distinct work only (compat/schedule.py), then reruns of what
     came out unexpected; `on_progress` sees every cell whose results are complete."""
-    envs = _environments(cells, settings)
+    envs = envs or _environments(cells, settings)
     cache = ResultCache(settings.cache_dir) if settings.cache_dir else None
     by_id = {cell.id: cell for cell in cells}
     cases = {f.case.id: f.case for f in files}
@@ -306,13 +311,14 @@ def _run_matrix(
     clock: float,
     extra_meta: dict[str, object] | None,
 ) -> Report:
-    files = [write_case(c, settings.work_dir / "cases") for c in corpus.cases]
+    # content-addressed under the state directory: written once, shared by later runs
+    files = [write_case(c, settings.envs_dir.parent / "cases", keyed=True) for c in corpus.cases]
     infos = [case_info(f) for f in files]
     meta: dict[str, object] = {
         "started": started.isoformat(timespec="seconds"),
         "host": platform.node(),
         "host_python": platform.python_version(),
-        "generator_onnx": onnx.__version__,
+        "generator_onnx": version("onnx"),
         "jobs": settings.jobs,
         "timeout": settings.timeout,
         **(extra_meta or {}),
@@ -327,8 +333,58 @@ def _run_matrix(
             on_cell(assemble(plan, infos, corpus.families, runs, meta))
             last[0] = time.monotonic()
 
-    runs = execute(list(plan.cells), files, settings, progress, partial)
+    envs = _environments(list(plan.cells), settings)
+    digest = inputs_digest(plan, files, infos, corpus.families, envs, settings)
+    meta["digest"] = digest
+    memo = settings.envs_dir.parent / "runs" / f"{digest}.json"
+    remembered = None if settings.fresh else _remembered(memo)
+    if remembered is not None:  # nothing changed: no cell process starts
+        progress.close()
+        run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}
+        return replace(remembered, run={**run, "executed": 0, "remembered": True})
+    runs = execute(list(plan.cells), files, settings, progress, partial, envs)
     progress.close()
     meta["seconds"] = round(time.monotonic() - clock, 2)
     meta["executed"] = sum(run.executed for run in runs.values())
-    return assemble(plan, infos, corpus.families, runs, meta)
+    report = assemble(plan, infos, corpus.families, runs, meta)
+    write_json(report, memo)
+    for old in sorted(memo.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-KEEP_RUNS]:
+        old.unlink(missing_ok=True)  # a few recent input sets are enough to switch back
+    return report
+
+
+def inputs_digest(
+    plan: Plan,
+    files: list[CaseFiles],
+    infos: list[CaseInfo],
+    families: dict[str, str],
+    envs: dict[str, Environment],
+    settings: Settings,
+) -> str:
+    """Everything a run's results depend on: the cells as installed, the cases' content and
+    known failures, the in-cell code and custom checks, the settings that change verdicts.
+    Equal digests, equal reports (timings aside)."""
+    digest = hashlib.sha256(cellcode.code_hash().encode())
+    identity = {
+        "axes": {name: [c.id for c in cells] for name, cells in plan.axes.items()},
+        "cells": [envs[c.id].record.serialize() for c in plan.cells],
+        "cases": [[f.content, info.serialize()] for f, info in zip(files, infos, strict=True)],
+        "families": families,
+        "settings": [settings.reruns, settings.share, settings.tracebacks, settings.timeout],
+    }
+    digest.update(json.dumps(identity, sort_keys=True).encode())
+    for path in sorted({c.file for f in files for c in f.case.custom_checks}):
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()
+
+
+def _remembered(memo: Path) -> Report | None:
+    """A stored report of the same inputs, unless it holds something unexpected: those
+    run again (reruns tell flaky from real), never served as they were."""
+    try:
+        report = read_json(memo)
+    except (OSError, ValueError, KeyError):
+        return None
+    if report.unexpected or report.broken_cells:
+        return None
+    return report

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from compat.backend_suite import backend_cases
 from compat.config import Config
 from compat.corpus import Corpus, discover_cases, select_cases
 from compat.dropin import load_dropins, slug
@@ -50,6 +49,8 @@ def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
     corpus = discover_cases(args.corpus or args.config.resolve().parent / "cases")
     sources = [load_dropins(d) for d in [*config.cases_dirs, *args.cases_dir]]
     if args.suite == "onnx-backend":
+        from compat.backend_suite import backend_cases  # onnx's backend tests: slow import
+
         sources.append(backend_cases())
     for family, description, cases in sources:
         if family in corpus.families:

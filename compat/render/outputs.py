@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,10 +37,36 @@ RENDERERS: dict[str, Callable[[Report, Style], str | None]] = {
 def write_reports(
     report: Report, out: Path, style: Style = Style(), names: tuple[str, ...] = tuple(RENDERERS)
 ) -> list[Path]:
-    """Writes matrix.json and the named renderings; returns the paths written."""
+    """Writes matrix.json and the named renderings; returns the paths written. Nothing is
+    rendered again when the same inputs (the run's digest) went through the same renderers
+    into this folder last time and every file is still there."""
     out.mkdir(parents=True, exist_ok=True)
+    stamp = out / RENDERED
+    key = _render_key(report, style, names)
+    previous = stamp.read_text() if stamp.exists() else ""
+    if key and previous.startswith(key + "\n"):
+        paths = [out / line for line in previous.splitlines()[1:]]
+        if all(p.exists() for p in paths):
+            return paths
     write_json(report, out / "matrix.json")
-    return [out / "matrix.json", *render_files(report, out, style, names)]
+    paths = [out / "matrix.json", *render_files(report, out, style, names)]
+    stamp.write_text("\n".join([key, *(p.name for p in paths)]) + "\n" if key else "")
+    return paths
+
+
+#: Beside the reports: which inputs and renderers made them, and the files written.
+RENDERED = ".compat-rendered"
+
+
+def _render_key(report: Report, style: Style, names: tuple[str, ...]) -> str:
+    digest = report.run.get("digest")
+    if not digest:
+        return ""
+    code = hashlib.sha256(str(digest).encode() + repr((style, names)).encode())
+    folder = Path(__file__).parent
+    for path in sorted([*folder.glob("*.py"), *folder.glob("page/*")]):
+        code.update(path.read_bytes())
+    return code.hexdigest()
 
 
 def render_files(report: Report, out: Path, style: Style, names: tuple[str, ...]) -> list[Path]:
