@@ -15,7 +15,14 @@ Observed in this matrix:
   broadcast on dim 0" and passes in 1.32.0 (onnxruntime PR #25663 describes
   the zero-size batch broadcasting fix). A zero batch dim on the *left* passes
   everywhere.
-- Concat, MatMul over an empty inner or outer dim, Shape (constant-folded to a
+- MatMul over an empty inner dim, [2, 0] x [0, 3] (numpy gives zeros), on
+  onnxruntime 1.15.1-1.19.2: the CPU MatMul<float> kernel returns without writing
+  its output, so the result is whatever the buffer held. Bound to a NaN-filled
+  output it fails every time; in the matrix the freed memory is mostly zeros and it
+  showed NaN once in about 225 cell runs (a first `nox -s matrix` exited 1 on it).
+  Fixed in 1.20.0 (onnxruntime PR #21803, a K == 0 check); issue #21483 reported
+  it for CUDA and DML. Recorded as nondeterministic: xfail whether or not it shows.
+- Concat, MatMul over an empty outer dim, Shape (constant-folded to a
   [0, 4] initializer when the dims are static), Reshape with -1 and the
   symbolic Concat -> MatMul -> Shape -> Reshape chain pass every check in every
   release, onnx's shape inference included (it infers the zero dims).
@@ -49,6 +56,15 @@ MATMUL_VECTOR = KnownFailure(
     checks=("ort_run",),
     reason="MatMul [0, K] x [K] fails: left operand cannot broadcast on dim 0",
     link="https://github.com/microsoft/onnxruntime/issues/11895",
+)
+MATMUL_INNER = KnownFailure(
+    package="onnxruntime",
+    versions="<1.20",
+    checks=("ort_run",),
+    reason="MatMul<float> with an empty inner dim never writes its output: whatever the "
+    "buffer held (NaN, garbage) comes back, only sometimes visible",
+    link="https://github.com/microsoft/onnxruntime/pull/21803",
+    outcomes=("fail", "flaky"),  # nondeterministic: xfail whether or not it shows
 )
 MATMUL_BATCH = KnownFailure(
     package="onnxruntime",
@@ -96,6 +112,7 @@ def _graph(name: str, n: int) -> Graph:
             lambda v: np.matmul(v["a"], v["b"]),
             2,
             {"y": [2, 3]},
+            known=(MATMUL_INNER,) if n == 0 else (),
             text=f"MatMul(a: [2, {n}], b: [{n}, 3])",
         )
     if name == "matmul_rows":

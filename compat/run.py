@@ -56,6 +56,7 @@ class CellRun:
     record: CellRecord
     results: tuple[CheckResult, ...]
     executed: int = 0  # checks really run now, the rest came from the result cache
+    reran: int = 0  # extra runs of unexpected results, in fresh workers
 
 
 def case_info(files: CaseFiles) -> CaseInfo:
@@ -225,8 +226,8 @@ def _rerun_unexpected(
                         "" if origin[j.key] == cell_id else origin[j.key])
                 for j in mine
             )  # fmt: skip
-            rerun_count = sum(1 for j in mine if j.key in suspects) * settings.reruns
-            runs[cell_id] = replace(run, results=results, executed=run.executed + rerun_count)
+            reran = sum(1 for j in mine if j.key in suspects and j.cell == origin[j.key])
+            runs[cell_id] = replace(run, results=results, reran=reran * settings.reruns)
 
 
 def _result(
@@ -346,6 +347,7 @@ def _run_matrix(
     progress.close()
     meta["seconds"] = round(time.monotonic() - clock, 2)
     meta["executed"] = sum(run.executed for run in runs.values())
+    meta["reran"] = sum(run.reran for run in runs.values())
     report = assemble(plan, infos, corpus.families, runs, meta)
     write_json(report, memo)
     for old in sorted(memo.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-KEEP_RUNS]:

@@ -160,6 +160,19 @@ def repro_hints(report: Report) -> list[str]:
     return hints
 
 
+def provenance(report: Report) -> str:
+    """Where the results came from: computed here, shared between cells with the same
+    versions of what a check depends on, or an earlier run's."""
+    if report.run.get("remembered"):
+        return "nothing changed since the last run: no check ran"
+    here = sum(1 for r in report.results if r.origin == "")
+    cached = sum(1 for r in report.results if r.origin == "cache")
+    shared = len(report.results) - here - cached
+    parts = [f"{here} computed", f"{shared} shared between cells", f"{cached} from earlier runs"]
+    reran = report.run.get("reran")
+    return ", ".join(parts + ([f"{reran} reruns"] if reran else []))
+
+
 def finish(report: Report, paths: list[Path]) -> int:
     """The terminal summary and the exit code shared by `matrix` and `merge`:
     the grid, then what needs a look (with repro commands), counts, files."""
@@ -176,9 +189,8 @@ def finish(report: Report, paths: list[Path]) -> int:
     for c in report.broken_cells:
         counts[c.state.value] = counts.get(c.state.value, 0) + 1
     print("\noutcomes: " + ", ".join(f"{n} {o}" for o, n in sorted(counts.items())))
-    executed = report.run.get("executed")
-    total = len(report.results)
-    cached = "" if executed is None else f" ({executed} run, {total - executed} cached)"
-    print(f"{total} results{cached} in {report.run.get('seconds', 0)} s")
+    print(
+        f"{len(report.results)} results ({provenance(report)}) in {report.run.get('seconds', 0)} s"
+    )
     print("wrote: " + ", ".join(str(p) for p in paths))
     return 1 if hints else 0

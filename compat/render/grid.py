@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -123,29 +124,110 @@ def _span(labels: list[str]) -> str:
     return labels[0] if len(labels) == 1 else f"{labels[0]}–{labels[-1]}"
 
 
-def verdict(package: str, labels: tuple[str, ...], row: Row) -> str:
-    """One line: 'works on onnx ≥ 1.21.0; broken on 1.14.1–1.20.1 (onnx #6697)'."""
+def _spans(chosen: list[str], labels: tuple[str, ...]) -> str:
+    """Some of `labels` as their neighbouring runs: '1.14.1–1.16.2, 1.20.1'."""
+    runs: list[list[str]] = []
+    for i, label in enumerate(labels):
+        if label not in chosen:
+            continue
+        if runs and i > 0 and labels[i - 1] == runs[-1][-1]:
+            runs[-1].append(label)
+        else:
+            runs.append([label])
+    return ", ".join(_span(run) for run in runs)
+
+
+#: How long a skip reason may be inside a one-line verdict.
+REASON_WIDTH = 90
+
+
+def _skip_reason(labels: tuple[str, ...], row: Row, near: int) -> str:
+    """Why a row is skipped, in words: the reason every skipped release gives, naming
+    them all ('onnx 1.14.1–1.22.0 has no …'), or when the reasons differ the one of the
+    skipped release nearest those that ran (index `near`)."""
+    skipped = [
+        (i, label, result.detail)
+        for i, (label, entry, result) in enumerate(
+            zip(labels, row.entries, row.results, strict=True)
+        )
+        if entry == "skip" and result is not None and result.detail
+    ]
+    if not skipped:
+        return ""
+    generic = {
+        re.sub(rf"(?<![\w.]){re.escape(label)}(?![\w.])", "\0", " ".join(detail.split()))
+        for _, label, detail in skipped
+    }
+    if len(generic) == 1:
+        reason = generic.pop().replace("\0", _spans([s[1] for s in skipped], labels))
+    else:
+        reason = " ".join(min(skipped, key=lambda s: abs(s[0] - near))[2].split())
+    return reason if len(reason) <= REASON_WIDTH else reason[: REASON_WIDTH - 1] + "…"
+
+
+def _skip_note(labels: tuple[str, ...], row: Row, tested: list[str]) -> str:
+    """'; skipped before: onnx has no …' — where a row did not run, and why."""
+    skipped = [label for label, e in zip(labels, row.entries, strict=True) if e == "skip"]
+    if not skipped:
+        return ""
+    first, last = labels.index(tested[0]), labels.index(tested[-1])
+    where = [labels.index(label) for label in skipped]
+    if max(where) < first:
+        place, near = "before", first - 1
+    elif min(where) > last:
+        place, near = "after", last + 1
+    else:
+        place, near = f"on {_spans(skipped, labels)}", first
+    reason = _skip_reason(labels, row, near)
+    return f"; skipped {place}" + (f": {reason}" if reason else "")
+
+
+def _where(tested: list[str], labels: tuple[str, ...], name: str) -> str:
+    """The releases a row ran on, the others skipped: '≥ 1.20.1' when they are the last."""
+    runs = labels[labels.index(tested[0]) : labels.index(tested[-1]) + 1]
+    if list(runs) == tested and runs[-1] == labels[-1]:
+        return f"{name}≥ {tested[0]}"
+    if list(runs) == tested and runs[0] == labels[0]:
+        return f"{name}≤ {tested[-1]}"
+    return f"every {name}release it runs on ({_spans(tested, labels)})"
+
+
+def verdict(
+    package: str, labels: tuple[str, ...], row: Row, cite: Callable[[str], str] = link_label
+) -> str:
+    """One line: 'works on onnx ≥ 1.21.0; broken on 1.14.1–1.20.1 (onnx #6697)'. Skips are
+    said as skips: 'runs only on onnx 1.23.2, and works; skipped before: …'. `cite` writes
+    a known bug's link (docs pages make it a Markdown link)."""
     good = [label for label, e in zip(labels, row.entries, strict=True) if e in GOOD]
     bad = [label for label, e in zip(labels, row.entries, strict=True) if e in BAD]
-    links = sorted(
-        {link_label(r.known) for r in row.results if r and r.known and r.outcome.value in BAD}
-    )
-    cite = f" ({', '.join(links)})" if links else ""
+    links = sorted({cite(r.known) for r in row.results if r and r.known and r.outcome.value in BAD})
+    cite_all = f" ({', '.join(links)})" if links else ""
     tested = [label for label, e in zip(labels, row.entries, strict=True) if e in GOOD | BAD]
     broken = [label for label, e in zip(labels, row.entries, strict=True) if e in BROKEN_CELL]
-    if not tested:
-        return "not tested: " + ", ".join(sorted({WORDS[e] for e in row.entries}))
     name = "" if package == "cell" else f"{package} "
     note = f"; {', '.join(broken)} could not be installed or imported" if broken else ""
+    if not tested:
+        if "skip" in row.entries:
+            reason = _skip_reason(labels, row, len(labels) - 1)
+            return f"skipped on every {name}release" + (f": {reason}" if reason else "") + note
+        return "not tested: " + ", ".join(sorted({WORDS[e] for e in row.entries}))
+    skips = _skip_note(labels, row, tested)
+    if skips and len(tested) == 1:
+        state = "works" if good else f"is broken{cite_all}"
+        return f"runs only on {name}{tested[0]}, and {state}{skips}{note}"
     if not bad:
+        if skips:
+            return f"works on {_where(tested, labels, name)}{skips}{note}"
         return f"works on every tested {name}release ({_span(tested)}){note}"
     if not good:
-        return f"broken on every tested {name}release ({_span(tested)}){cite}{note}"
+        return f"broken on every tested {name}release ({_span(tested)}){cite_all}{skips}{note}"
     if tested[-len(good) :] == good:
-        return f"works on {name}≥ {good[0]}; broken on {_span(bad)}{cite}{note}"
+        return f"works on {name}≥ {good[0]}; broken on {_span(bad)}{cite_all}{skips}{note}"
     if tested[: len(good)] == good:
-        return f"works on {name}≤ {good[-1]}; broken on ≥ {bad[0]} (regression){cite}{note}"
-    return f"works on {name}{', '.join(good)}; broken on {', '.join(bad)}{cite}{note}"
+        return (
+            f"works on {name}≤ {good[-1]}; broken on ≥ {bad[0]} (regression){cite_all}{skips}{note}"
+        )
+    return f"works on {name}{', '.join(good)}; broken on {', '.join(bad)}{cite_all}{skips}{note}"
 
 
 def collapse(table: Table) -> Table:
