@@ -106,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_config, _add_axes, _add_corpus, _add_run):
         add(matrix)
     matrix.add_argument("--list", action="store_true", help="print the plan and exit")
+    matrix.add_argument(
+        "--grid",
+        nargs="?",
+        const="changed",
+        choices=("changed", "all"),
+        help="also print every table's rows as marks: rows that are not all pass, or all",
+    )
     matrix.set_defaults(func=host.cmd_matrix)
 
     board = commands.add_parser(

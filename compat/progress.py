@@ -9,7 +9,8 @@ from typing import TextIO
 
 
 class Progress:
-    """Thread-safe: cells start and finish on worker threads."""
+    """Thread-safe: units start and cells finish on worker threads. On a terminal, a
+    live status line and a line per finished cell; in a log, a line per quarter."""
 
     def __init__(self, total: int, stream: TextIO = sys.stderr, live: bool | None = None) -> None:
         self.total = total
@@ -43,10 +44,7 @@ class Progress:
     def start(self, cell: str) -> None:
         with self._lock:
             self.running.append(cell)
-            if self.live:
-                self._live_line()
-            else:
-                self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] start {cell}")
+            self._live_line()
 
     def done_unit(self, label: str) -> None:
         """A unit of work (one worker process) ended; its cells finish when complete."""
@@ -60,7 +58,11 @@ class Progress:
             if cell in self.running:
                 self.running.remove(cell)
             self.done += 1
-            self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] {cell}: {summary}")
+            # a log (CI, a pipe) gets a line per quarter of the cells, a terminal its live line
+            quarter = self.done * 4 // max(1, self.total)
+            if self.live or quarter > (self.done - 1) * 4 // max(1, self.total):
+                done = f"[{self.done}/{self.total} cells, {self._elapsed()}]"
+                self._print(f"{done} {cell}: {summary}")
 
     def close(self) -> None:
         with self._lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,13 @@ from compat.matrix import (
     select_cells,
     select_shard,
 )
-from compat.render.terminal import render_grid, render_unexpected
+from compat.render.terminal import (
+    closing_line,
+    render_grid,
+    render_summary,
+    render_unexpected,
+    use_colour,
+)
 from compat.report import Report
 from compat.run import Settings
 
@@ -147,16 +154,16 @@ def describe_plan(plan: Plan, corpus: Corpus) -> str:
     return "\n".join(lines)
 
 
-def repro_hints(report: Report) -> list[str]:
+def repro_hints(report: Report) -> dict[str, str]:
     """One `nox -s repro` command per unexpected cell, with the run's corpus options."""
     cells = {c.id: c for c in report.cells}
     options = report.run.get("options")
-    hints = []
+    hints = {}
     for cell in report.broken_cells:
-        hints.append(repro_command(cell, [], options))
+        hints[cell.id] = repro_command(cell, [], options)
     for cell_id in dict.fromkeys(r.cell for r in report.unexpected):
         cases = sorted({r.case for r in report.unexpected if r.cell == cell_id})
-        hints.append(repro_command(cells[cell_id], cases, options))
+        hints[cell_id] = repro_command(cells[cell_id], cases, options)
     return hints
 
 
@@ -173,24 +180,22 @@ def provenance(report: Report) -> str:
     return ", ".join(parts + ([f"{reran} reruns"] if reran else []))
 
 
-def finish(report: Report, paths: list[Path]) -> int:
-    """The terminal summary and the exit code shared by `matrix` and `merge`:
-    the grid, then what needs a look (with repro commands), counts, files."""
-    print(render_grid(report))
-    print()
-    print(render_unexpected(report) or "no unexpected results")
+def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
+    """The terminal summary and the exit code shared by `matrix` and `merge`: the family ×
+    release summary, what needs a look (with repro commands), a closing line of counts
+    and the files; the full grid of rows with `--grid` (`--grid=all`: passing rows too)."""
+    colour = use_colour(sys.stdout.isatty())
+    if grid:
+        print(render_grid(report, every_row=grid == "all"))
+        print()
+    print(render_summary(report, colour))
     hints = repro_hints(report)
-    if hints:
-        print("reproduce with:")
-        print("\n".join(f"  {hint}" for hint in hints))
-    counts: dict[str, int] = {}
-    for r in report.results:
-        counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
-    for c in report.broken_cells:
-        counts[c.state.value] = counts.get(c.state.value, 0) + 1
-    print("\noutcomes: " + ", ".join(f"{n} {o}" for o, n in sorted(counts.items())))
-    print(
-        f"{len(report.results)} results ({provenance(report)}) in {report.run.get('seconds', 0)} s"
-    )
-    print("wrote: " + ", ".join(str(p) for p in paths))
+    unexpected = render_unexpected(report, hints)
+    print()
+    print(unexpected or "no unexpected results")
+    print()
+    print(closing_line(report, provenance(report)))
+    folder = paths[0].parent if paths else Path()
+    names = ", ".join(p.name for p in paths if p.name != "matrix.json")
+    print(f"reports in {folder}/: {names}" + ("" if grid else "  (--grid: every row here)"))
     return 1 if hints else 0

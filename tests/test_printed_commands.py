@@ -161,8 +161,7 @@ def _printed(report: Report) -> list[str]:
     with contextlib.redirect_stdout(buffer):
         finish(report, [])
     lines = buffer.getvalue().splitlines()
-    start = lines.index("reproduce with:")
-    return [line.strip() for line in lines[start + 1 :] if line.startswith("  nox -s repro -- ")]
+    return [line.strip() for line in lines if line.startswith("    nox -s repro -- ")]
 
 
 def run_printed(command: str, shared_state: Path, out: Path) -> subprocess.CompletedProcess[str]:

@@ -18,8 +18,9 @@ from compat.render.grid import build_tables, link_label, verdict
 from compat.render.html import page_data, render_html
 from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
-from compat.render.terminal import render_grid, render_unexpected
+from compat.render.terminal import render_grid, render_summary, render_unexpected
 from compat.report import CaseInfo, Report, read_json, write_json
+from tests.conftest import ROOT
 
 GOLDEN = Path(__file__).with_name("golden")
 ONNX_CHECKS = {"checker": "onnx", "shape_inference": "onnx"}
@@ -116,10 +117,29 @@ def test_markdown_matches_the_snapshot() -> None:
     check_golden("matrix.md", render_markdown(sample_report()))
 
 
-def test_terminal_grid_and_unexpected_list_match_the_snapshot() -> None:
+def test_terminal_summary_grid_and_unexpected_list_match_the_snapshot() -> None:
     report = sample_report()
-    text = render_grid(report) + "\n\n" + render_unexpected(report)
+    text = "\n\n".join(
+        [render_summary(report), render_unexpected(report), render_grid(report, every_row=True)]
+    )
     check_golden("terminal.txt", text + "\n")
+
+
+def test_the_terminal_summary_of_the_default_run_fits_a_screen(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The committed default run (docs/matrix.json: 27 cells, 151 cases): at most 60
+    lines, none over 120 characters, the family × release grid first."""
+    from compat.steps import finish
+
+    report = read_json(ROOT / "docs" / "matrix.json")
+    finish(report, [Path("reports/matrix.json"), Path("reports/matrix.md")])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) <= 60, len(lines)
+    assert max(len(line) for line in lines) <= 120
+    assert lines[1].startswith("family ")  # the grid's header, under the axis titles
+    assert len(lines[2:]) >= len({c.family for c in report.cases})
+    assert lines[-2].endswith(")") and " passed" in lines[-2]  # the closing line of counts
 
 
 def test_rendering_is_deterministic_and_free_of_run_metadata() -> None:

@@ -1,9 +1,23 @@
-"""The compact terminal summary: unexpected results first, then a mark grid."""
+"""The terminal: a summary that fits one screen, unexpected results with their repro
+commands, a closing line of counts; the full grid of rows only behind `--grid`."""
 
 from __future__ import annotations
 
+import os
+from collections import Counter
+from collections.abc import Callable
+
+from compat.outcomes import CheckResult
 from compat.render.grid import AXIS_TITLES, build_tables, text_table, variant
+from compat.render.summary import Summary, summarize
 from compat.report import Report
+
+#: Lines stay this short: CI log viewers and 120-column terminals do not wrap them.
+WIDTH = 120
+#: Unexpected results listed before "… and N more".
+MAX_UNEXPECTED = 10
+#: "Works since" lines listed before "… and N more".
+MAX_SINCE = 12
 
 MARKS = {
     "pass": ".",
@@ -23,28 +37,171 @@ LEGEND = (
     "legend: . pass  F fail  E error  C crash  T timeout  s skip  x xfail  X xpass  ~ flaky  "
     "I install-error  M import-error"
 )
+#: A summary square: its mark, and its colour (ANSI) when colour is on.
+SQUARES = {
+    "pass": (".", "32"),
+    "known": ("x", "33"),
+    "unexpected": ("!", "1;31"),
+    "skip": ("s", "90"),
+    "broken": ("B", "1;35"),
+    "n/a": (" ", ""),
+}
+SUMMARY_LEGEND = (
+    "  . all pass   x known upstream bugs only   N/! N unexpected   s skipped   "
+    "B environment broken"
+)
 
 
-def render_unexpected(report: Report) -> str:
-    """Broken cells and unexpected results, first of all: what needs a look."""
-    lines = []
+def use_colour(stream_is_tty: bool) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return stream_is_tty and not os.environ.get("NO_COLOR")
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\033[{code}m{text}\033[0m" if colour and code else text
+
+
+def _short_labels(labels: list[str]) -> tuple[str, list[str]]:
+    """("1.", ["14", "15", ...]) when the releases differ after a shared prefix and the
+    rests are unique, so a column is two characters; else the full labels."""
+    if not labels:
+        return "", []
+    parts = [label.split(".") for label in labels]
+    if all(len(p) >= 2 for p in parts) and len({p[0] for p in parts}) == 1:
+        minors = [p[1] for p in parts]
+        if len(set(minors)) == len(minors) and all(len(m) <= 2 for m in minors):
+            return f"{parts[0][0]}.", minors
+    return "", labels
+
+
+def render_summary(report: Report, colour: bool = False) -> str:
+    """The family × release grid, one square per family and release, worst state shown."""
+    summary = summarize(report)
+    if not summary.families:
+        return "no results"
+    return "\n".join([*_grid_lines(summary, colour), SUMMARY_LEGEND, *_since_lines(summary)])
+
+
+def _grid_lines(summary: Summary, colour: bool) -> list[str]:
+    name_width = max(len("family"), *(len(f) for f in summary.families))
+    axes = list(dict.fromkeys(c.axis for c in summary.columns))
+    groups = [[i for i, c in enumerate(summary.columns) if c.axis == axis] for axis in axes]
+    shown: dict[int, str] = {}
+    titles = []
+    for axis, group in zip(axes, groups, strict=True):
+        prefix, short = _short_labels([summary.columns[i].label for i in group])
+        width = max(len(s) for s in short)
+        for i, label in zip(group, short, strict=True):
+            shown[i] = label.rjust(width)
+        name = {"onnxruntime": "ort"}.get(axis, AXIS_TITLES.get(axis, axis))
+        titles.append(f"{name} {prefix}x" if prefix else name)
+
+    widths = [
+        max(len(title), len(" ".join(shown[i] for i in group)))
+        for title, group in zip(titles, groups, strict=True)
+    ]
+
+    def row(name: str, cells: Callable[[int], str]) -> str:
+        blocks = []
+        for group, width in zip(groups, widths, strict=True):
+            plain = " ".join(shown[i] for i in group)
+            blocks.append(" ".join(cells(i) for i in group) + " " * (width - len(plain)))
+        return f"{name.ljust(name_width)}  " + "   ".join(blocks).rstrip()
+
+    header = row("family", lambda i: shown[i])
+    line = " " * (name_width + 2) + "   ".join(
+        title.ljust(width) for title, width in zip(titles, widths, strict=True)
+    )
+    lines = [line.rstrip(), header]
+    for family in summary.families:
+
+        def mark(i: int, family: str = family) -> str:
+            square = summary.squares[(family, i)]
+            text, code = SQUARES[square.state]
+            if square.state == "unexpected" and square.number < 10:
+                text = str(square.number)
+            return _paint(text.rjust(len(shown[i])), code, colour)
+
+        lines.append(row(family, mark))
+    return lines
+
+
+def _since_lines(summary: Summary) -> list[str]:
+    """Fixed releases: "since when it works", for checks that were broken and are fixed."""
+    fixed = [s for s in summary.since if s.first and s.first != s.broken[0]]
+    if not fixed:
+        return []
+    lines = ["works since (first release from which every later one passes):"]
+    for since in fixed[:MAX_SINCE]:
+        axis = AXIS_TITLES.get(since.axis, since.axis)
+        links = f" ({', '.join(since.links)})" if since.links else ""
+        lines.append(_cut(f"  {since.family} · {since.check}: {axis} ≥ {since.first}{links}"))
+    if len(fixed) > MAX_SINCE:
+        lines.append(f"  … and {len(fixed) - MAX_SINCE} more: see compatibility.md")
+    return lines
+
+
+def _cut(line: str, width: int = WIDTH) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def render_unexpected(report: Report, hints: dict[str, str] | None = None) -> str:
+    """Broken cells and unexpected results, one line each, then each cell's repro command."""
+    hints = hints or {}
+    lines: list[str] = []
     for cell in report.broken_cells:
-        lines.append(f"{cell.id}: {cell.state.value}: {cell.summary}")
+        lines.append(_cut(f"{cell.id}: {cell.state.value}: {cell.summary}"))
+        if cell.id in hints:
+            lines.append(_cut(f"    {hints[cell.id]}", 10_000))
+    by_cell: dict[str, list[CheckResult]] = {}
     for r in report.unexpected:
-        lines.append(f"{r.cell} · {r.case} · {r.check}: {r.summary}".replace("\n", " "))
+        by_cell.setdefault(r.cell, []).append(r)
+    shown = 0
+    for cell_id, results in by_cell.items():
+        for r in results:
+            if shown < MAX_UNEXPECTED:
+                text = f"{r.cell} · {r.case} · {r.check}: {r.summary}"
+                lines.append(_cut(" ".join(text.split())))
+            shown += 1
+        if cell_id in hints and shown <= MAX_UNEXPECTED:
+            lines.append(f"    {hints[cell_id]}")
+    if shown > MAX_UNEXPECTED:
+        lines.append(f"… and {shown - MAX_UNEXPECTED} more: see matrix.md (or --grid)")
     if lines:
-        lines.insert(0, f"{len(lines)} unexpected:")
+        total = len(report.broken_cells) + len(report.unexpected)
+        lines.insert(0, f"{total} unexpected:")
     return "\n".join(lines)
 
 
-def render_grid(report: Report) -> str:
+def closing_line(report: Report, provenance: str) -> str:
+    """pytest-style: the counts that matter, worst first, and the time."""
+    counts = Counter(r.outcome.value for r in report.results)
+    order = ["fail", "error", "crash", "timeout", "flaky", "xpass", "pass", "xfail", "skip"]
+    words = {"fail": "failed", "error": "errors", "crash": "crashed", "timeout": "timed out",
+             "flaky": "flaky", "xpass": "xpassed", "pass": "passed", "xfail": "xfailed",
+             "skip": "skipped"}  # fmt: skip
+    parts = [f"{counts[o]} {words[o]}" for o in order if counts.get(o)]
+    if report.broken_cells:
+        parts.insert(0, f"{len(report.broken_cells)} broken cells")
+    seconds = report.run.get("seconds", 0)
+    return _cut(f"{', '.join(parts) or 'no results'} in {seconds} s ({provenance})", 200)
+
+
+def render_grid(report: Report, every_row: bool = False) -> str:
+    """Every table's rows as marks; only rows that are not all pass unless `every_row`."""
     parts = []
     for table in build_tables(report):
         rows = [
             [f"{variant(row.case, table.family)} · {row.check}", *(MARKS[e] for e in row.entries)]
             for row in table.rows
+            if every_row or any(e not in ("pass",) for e in row.entries)
         ]
-        headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
-        parts.append(text_table(rows, headers, "simple"))
+        if not rows:
+            continue
+        prefix, short = _short_labels(list(table.labels))
+        headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]} {prefix}…", *short]
+        if not prefix:
+            headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
+        parts.append(text_table(rows, headers, "plain"))
     parts.append(LEGEND)
     return "\n\n".join(parts)
