@@ -107,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
         add(matrix)
     matrix.add_argument("--list", action="store_true", help="print the plan and exit")
     matrix.add_argument(
+        "--junit-scope",
+        choices=("all", "unexpected"),
+        default="all",
+        help="junit.xml holds every result, or only the unexpected ones (CI size limits)",
+    )
+    matrix.add_argument(
         "--grid",
         nargs="?",
         const="changed",

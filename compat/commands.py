@@ -42,6 +42,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         "plan_cells": [c.id for c in whole.cells],
         "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()},
         "options": run_options(args),
+        "junit_scope": args.junit_scope,
     }
     if args.shard:
         meta["shard"] = args.shard

@@ -231,6 +231,31 @@ def test_junit_counts_are_what_ci_systems_show() -> None:
     assert skipped.get("name") == "shape_inference[onnx1.18.0-ort1.24.4]"
 
 
+def test_junit_tells_xfail_from_skip_and_failures_carry_versions_and_repro() -> None:
+    root = ElementTree.fromstring(render_junit(sample_report()))
+    kinds = {s.get("type") for s in root.iter("skipped")}
+    assert kinds == {"pytest.xfail", "skip"}  # known bugs and real skips differ by attribute
+    for suite in root:
+        names = {p.get("name") for p in suite.iter("property")}
+        assert {"python", "requirements"} <= names
+    crashed = next(root.iter("error"))
+    for problem in [*root.iter("failure"), *root.iter("error")]:
+        assert "reproduce: nox -s repro -- onnx==" in (problem.text or "")
+    assert "installed: " in [e for e in root.iter("error") if e.get("type") == "crash"][0].text
+    assert crashed is not None and root.get("time") is not None
+
+
+def test_junit_scope_unexpected_keeps_only_what_needs_a_look() -> None:
+    report = sample_report()
+    scoped = Report(report.cells, report.cases, report.results, report.axes, report.families,
+                    run={"junit_scope": "unexpected"})  # fmt: skip
+    root = ElementTree.fromstring(render_junit(scoped))
+    cases = list(root.iter("testcase"))
+    assert cases and all(c.find("failure") is not None or c.find("error") is not None
+                         for c in cases)  # fmt: skip
+    assert len(cases) == len(report.unexpected) + len(report.broken_cells)
+
+
 def test_html_data_matches_the_snapshot_and_the_page_is_self_contained() -> None:
     report = sample_report()
     check_golden("matrix-html-data.json", json.dumps(page_data(report), indent=1, sort_keys=True))

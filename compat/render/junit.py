@@ -1,57 +1,95 @@
 """reports/junit.xml: one testcase per cell · case · check, for CI systems to show natively.
 
-An unexpected `fail`, `xpass` or `flaky` is a <failure>, an `error`, `crash` or `timeout` an
-<error>; `skip` and known failures (`xfail`) are <skipped> with their reason. A
-cell that could not be built is one <error> testcase of its own.
+An unexpected `fail`, `xpass` or `flaky` is a <failure>, an `error`, `crash` or
+`timeout` an <error>, each with the installed versions and the repro command; a
+`skip` is <skipped type="skip">, a known failure <skipped type="pytest.xfail"> with
+its bug link (as pytest writes xfail), so the two can be told apart. Each suite (a
+cell) carries <properties> with its installed versions, and times. A cell that could
+not be built is one <error> testcase of its own. `--junit-scope unexpected` writes
+only the testcases that need a look (CI UIs with size limits).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from compat.outcomes import CellState, Outcome
+from compat.followup.repro import repro_command
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.report import Report
 
 FAILURE = {Outcome.FAIL, Outcome.XPASS, Outcome.FLAKY}
 ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
-SKIPPED = {Outcome.SKIP, Outcome.XFAIL}
 
 
 def render_junit(report: Report) -> str:
+    scope = report.run.get("junit_scope", "all")
+    options = report.run.get("options")
     suites = ET.Element("testsuites", name="onnx-compat")
+    by_cell: dict[str, list[CheckResult]] = {}
+    for r in report.results:
+        by_cell.setdefault(r.cell, []).append(r)
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    seconds = 0.0
     for cell in report.cells:
-        results = [r for r in report.results if r.cell == cell.id]
+        results = by_cell.get(cell.id, [])
         suite = ET.SubElement(suites, "testsuite", name=cell.id)
-        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        _properties(suite, cell)
+        counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
         if cell.state is not CellState.READY:
             case = ET.SubElement(suite, "testcase", classname=cell.id, name="environment")
             ET.SubElement(
                 case, "error", message=f"{cell.state.value}: {cell.summary}"
-            ).text = cell.detail
+            ).text = f"{cell.detail}\n\nreproduce: {repro_command(cell, [], options)}"
             counts["tests"], counts["errors"] = 1, 1
         for r in results:
+            if scope == "unexpected" and not r.outcome.unexpected:
+                continue
             case = ET.SubElement(
                 suite, "testcase", classname=r.case, name=f"{r.check}[{cell.id}]",
                 time=f"{r.seconds:.3f}",
             )  # fmt: skip
             counts["tests"] += 1
             message = r.summary + (f" ({r.known})" if r.known else "")
-            if r.outcome in FAILURE:
-                ET.SubElement(case, "failure", message=message, type=r.outcome.value).text = (
-                    r.traceback or r.detail
+            if r.outcome in FAILURE or r.outcome in ERROR:
+                kind = "failure" if r.outcome in FAILURE else "error"
+                ET.SubElement(case, kind, message=message, type=r.outcome.value).text = _explained(
+                    r, cell, repro_command(cell, [r.case], options)
                 )
-                counts["failures"] += 1
-            elif r.outcome in ERROR:
-                ET.SubElement(case, "error", message=message, type=r.outcome.value).text = (
-                    r.traceback or r.detail
-                )
-                counts["errors"] += 1
-            elif r.outcome in SKIPPED:
-                ET.SubElement(case, "skipped", message=message)
+                counts["failures" if kind == "failure" else "errors"] += 1
+            elif r.outcome is Outcome.XFAIL:
+                ET.SubElement(case, "skipped", type="pytest.xfail", message=message)
                 counts["skipped"] += 1
+            elif r.outcome is Outcome.SKIP:
+                ET.SubElement(case, "skipped", type="skip", message=message)
+                counts["skipped"] += 1
+        cell_seconds = sum(r.seconds for r in results)
+        seconds += cell_seconds
         for key, value in counts.items():
             suite.set(key, str(value))
+            totals[key] += value
+        suite.set("time", f"{cell_seconds:.3f}")
+    for key, value in totals.items():
+        suites.set(key, str(value))
+    suites.set("time", f"{seconds:.3f}")
     ET.indent(suites)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
     )
+
+
+def _properties(suite: ET.Element, cell: CellRecord) -> None:
+    properties = ET.SubElement(suite, "properties")
+    for name, version in sorted(cell.packages.items()):
+        ET.SubElement(properties, "property", name=name, value=version)
+    for name, value in (("python", cell.python), ("platform", cell.platform)):
+        if value:
+            ET.SubElement(properties, "property", name=name, value=value)
+    ET.SubElement(properties, "property", name="requirements", value=" ".join(cell.requirements))
+
+
+def _explained(result: CheckResult, cell: CellRecord, command: str) -> str:
+    installed = ", ".join(f"{n} {v}" for n, v in sorted(cell.packages.items()))
+    lines = [result.detail, "", f"installed: {installed}", f"reproduce: {command}"]
+    if result.traceback:
+        lines += ["", result.traceback]
+    return "\n".join(lines)
