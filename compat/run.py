@@ -334,7 +334,11 @@ def _run_matrix(
             on_cell(assemble(plan, infos, corpus.families, runs, meta))
             last[0] = time.monotonic()
 
+    phases: dict[str, float] = {"cases": round(time.monotonic() - clock, 2)}
+    meta["phases"] = phases
+    mark = time.monotonic()
     envs = _environments(list(plan.cells), settings)
+    phases["environments"] = round(time.monotonic() - mark, 2)
     digest = inputs_digest(plan, files, infos, corpus.families, envs, settings)
     meta["digest"] = digest
     memo = settings.envs_dir.parent / "runs" / f"{digest}.json"
@@ -343,7 +347,9 @@ def _run_matrix(
         progress.close()
         run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}
         return replace(remembered, run={**run, "executed": 0, "remembered": True})
+    mark = time.monotonic()
     runs = execute(list(plan.cells), files, settings, progress, partial, envs)
+    phases["checks"] = round(time.monotonic() - mark, 2)
     progress.close()
     meta["seconds"] = round(time.monotonic() - clock, 2)
     meta["executed"] = sum(run.executed for run in runs.values())
