@@ -110,8 +110,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Renders without running: an explicit --results set, or the configured docs (and
     reports/ when it holds results) and README.md's families table, from the case
     modules' docstrings. With --check, compares instead of writing."""
+    from compat.render.outputs import DOCS  # the docs: index, family pages, picture
+
     config = load_config(args.config)
-    asked = Style(args.ascii, args.collapse)
+    asked = Style(args.ascii)  # family pages merge identical neighbouring releases always
     jobs: list[tuple[Path, Path, Style, tuple[str, ...]]] = []
     if args.results:
         jobs.append((args.results, args.out or args.results.parent, asked, tuple(RENDERERS)))
@@ -119,8 +121,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         if config.docs is None:
             raise UsageError(f"{args.config}: no [tool.compat.docs]; pass --results FILE")
         docs = config.docs
-        style = Style(args.ascii or docs.ascii, args.collapse or docs.collapse)
-        jobs.append((docs.results, docs.results.parent, style, ("compatibility.md",)))
+        style = Style(args.ascii or docs.ascii)
+        jobs.append((docs.results, docs.results.parent, style, DOCS))
         reports = args.config.resolve().parent / "reports" / "matrix.json"
         if reports.exists() and not args.check:
             jobs.append((reports, reports.parent, asked, tuple(RENDERERS)))

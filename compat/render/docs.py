@@ -1,61 +1,113 @@
-"""reports/compatibility.md: the docs-ready tables, readable without the code.
+"""reports/compatibility.md: the docs index, readable without the code.
 
-Per family: what the construct is, then per check a table of variants × releases
-with clear marks and a one-line verdict, then a legend and the environment of
-every column. Unicode marks by default, `--ascii` for plain-text renderers,
-`--collapse` to merge neighbouring releases with identical outcomes.
+The answer first: the family × release summary as a picture (summary.svg) and as
+text, how to read it, since when each failing check works (with its upstream bugs
+linked), then a link to each family's page (families/FAMILY.md, in docs_pages), the
+legend of marks and the environment of every column.
 """
 
 from __future__ import annotations
 
-from compat.case import CHECK_TITLES
 from compat.outcomes import CellRecord
-from compat.render.grid import Table, build_tables, collapse, text_table, variant, verdict
+from compat.render.docs_pages import (
+    ASCII,
+    MARKS,
+    MEANINGS,
+    bug_link,
+    check_anchors,
+    escape,
+    page_path,
+    runs,
+)
+from compat.render.grid import build_tables, link_label, text_table
+from compat.render.summary import MEANINGS as STATE_MEANINGS
+from compat.render.summary import STATES, Since, Summary, summarize
 from compat.report import Report
 
-MARKS = {
-    "pass": "✅",
-    "fail": "❌",
-    "xfail": "🐞",
-    "xpass": "🎉",
-    "flaky": "🎲",
-    "error": "💥",
-    "crash": "💀",
-    "timeout": "⏱️",
-    "skip": "⏭️",
-    "n/a": "—",
-    "install-error": "📦",
-    "import-error": "🚫",
-}
-ASCII = {
-    "pass": "ok",
-    "fail": "FAIL",
-    "xfail": "xfail",
-    "xpass": "XPASS",
-    "flaky": "FLAKY",
-    "error": "ERROR",
-    "crash": "CRASH",
-    "timeout": "TIMEOUT",
-    "skip": "skip",
-    "n/a": "n/a",
-    "install-error": "no-install",
-    "import-error": "no-import",
-}
-MEANINGS = {
-    "pass": "works",
-    "fail": "fails: the result differs from the spec (unexpected)",
-    "xfail": "fails as a reported upstream bug says (linked in the verdict)",
-    "xpass": "passes although a bug is recorded for this release: it looks fixed",
-    "flaky": "identical runs disagree: nondeterministic (counts in the detail)",
-    "error": "raised an unexpected exception",
-    "crash": "the process died (segfault, abort)",
-    "timeout": "ran past the time limit",
-    "skip": "does not apply to this release (an opset or API it lacks)",
-    "n/a": "not run",
-    "install-error": "this release could not be installed (no wheel for this Python)",
-    "import-error": "installed, but could not be imported",
-}
+#: A summary square's state as a mark, for the text form of the picture.
+STATE_MARKS = {"broken": "📦", "unexpected": "❌", "known": "🐞", "pass": "✅", "skip": "⏭️",
+               "n/a": "—"}  # fmt: skip
+STATE_ASCII = {"broken": "BROKEN", "unexpected": "UNEXPECTED", "known": "known", "pass": "ok",
+               "skip": "skip", "n/a": "n/a"}  # fmt: skip
+SVG = "summary.svg"
 AXIS_NAMES = {"onnx": "onnx", "onnxruntime": "onnxruntime", "cell": "cell"}
+
+
+def _axis_labels(summary: Summary, axis: str) -> list[str]:
+    return [column.label for column in summary.columns if column.axis == axis]
+
+
+def _runs(summary: Summary, family: str, axis: str, marks: dict[str, str]) -> str:
+    """One family on one axis as runs of states: '🐞 1.14.1–1.16.2 · ✅ 1.17.0–1.23.2'."""
+    on_axis = [i for i, column in enumerate(summary.columns) if column.axis == axis]
+    states = tuple(summary.squares[(family, i)].state for i in on_axis)
+    if len(set(states)) == 1:
+        return f"{marks[states[0]]} all"
+    return runs(tuple(summary.columns[i].label for i in on_axis), states, marks)
+
+
+def _glance(summary: Summary, marks: dict[str, str]) -> str:
+    axes = list(dict.fromkeys(column.axis for column in summary.columns))
+    headers = ["family"]
+    for axis in axes:
+        labels = _axis_labels(summary, axis)
+        headers.append(f"{AXIS_NAMES.get(axis, axis)} {labels[0]}–{labels[-1]}")
+    rows = [
+        [
+            f"[{family}]({page_path(family)})",
+            *(_runs(summary, family, axis, marks) for axis in axes),
+        ]
+        for family in summary.families
+    ]
+    return pipe_table(rows, headers)
+
+
+def pipe_table(rows: list[list[str]], headers: list[str]) -> str:
+    """A Markdown table without padding: its cells are links, long in the source, short
+    on the page, and padding them all to one width would double the file."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def _spans(chosen: tuple[str, ...], labels: list[str]) -> str:
+    runs: list[list[str]] = []
+    for i, label in enumerate(labels):
+        if label in chosen:
+            if runs and labels[i - 1] == runs[-1][-1]:
+                runs[-1].append(label)
+            else:
+                runs.append([label])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
+
+
+def _works_since(since: Since, labels: list[str]) -> str:
+    if since.first:
+        return f"≥ {since.first}"
+    if len(since.broken) == len(labels):
+        return "never"
+    tail = labels[-len(since.broken) :]
+    if list(since.broken) == tail:
+        return f"until {labels[-len(since.broken) - 1]} (regressed in {since.broken[0]})"
+    return f"not on {labels[-1]}"
+
+
+def _since(report: Report, summary: Summary) -> str:
+    urls = {link_label(r.known): r.known for r in report.results if r.known}
+    tables = build_tables(report)
+    rows = []
+    for since in summary.since:
+        anchors = check_anchors(t for t in tables if t.family == since.family)
+        page = page_path(since.family)
+        anchor = anchors.get((since.check, since.axis), since.check)
+        labels = _axis_labels(summary, since.axis)
+        bugs = ", ".join(bug_link(urls[label]) if label in urls else escape(label)
+                         for label in since.links)  # fmt: skip
+        rows.append([
+            f"[{since.family}]({page}) · [{since.check}]({page}#{anchor})",
+            AXIS_NAMES.get(since.axis, since.axis), _works_since(since, labels),
+            _spans(since.broken, labels), bugs or "—",
+        ])  # fmt: skip
+    return pipe_table(rows, ["family · check", "package", "works", "broken on", "upstream"])
 
 
 def _legend(marks: dict[str, str]) -> str:
@@ -63,25 +115,12 @@ def _legend(marks: dict[str, str]) -> str:
     return text_table(rows, ["mark", "outcome", "meaning"])
 
 
-def _table(table: Table, report: Report, marks: dict[str, str], squash: bool) -> str:
-    descriptions = {c.id: c.description for c in report.cases}
-    shown = collapse(table) if squash else table
-    axis = AXIS_NAMES[table.axis]
-    headers = [f"case \\ {axis}", *shown.labels, "verdict"]
-    rows = []
-    for row, compact in zip(table.rows, shown.rows, strict=True):
-        name = f"`{variant(row.case, table.family)}`: {descriptions.get(row.case, '')}"
-        rows.append([name, *(marks[e] for e in compact.entries), verdict(axis, table.labels, row)])
-    return text_table(rows, headers)
-
-
-def _by_check(table: Table) -> dict[str, Table]:
-    checks = list(dict.fromkeys(r.check for r in table.rows))
-    return {
-        check: Table(table.family, table.axis, table.labels, table.cells,
-                     tuple(r for r in table.rows if r.check == check))
-        for check in checks
-    }  # fmt: skip
+def _state_legend(marks: dict[str, str]) -> str:
+    rows = [
+        [f"`{marks[s]}`" if marks is STATE_ASCII else marks[s], s, STATE_MEANINGS[s]]
+        for s in STATES
+    ]
+    return text_table(rows, ["mark", "square", "meaning"])
 
 
 def _environments(report: Report) -> str:
@@ -97,68 +136,75 @@ def _environments(report: Report) -> str:
     return text_table(rows, headers)
 
 
-LIMITS = "support_limits"
-LIMIT_CHECKS = {"onnx": "checker", "onnxruntime": "ort_run"}
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
-def _limits(report: Report, axis: str) -> str:
-    """Max IR version / opset each release really ran, from the support_limits rows."""
-    check = LIMIT_CHECKS[axis]
-    passed = {
-        (r.cell, r.case) for r in report.results if r.check == check and r.outcome.value == "pass"
-    }
-    cells = {c.id: c for c in report.cells}
-    rows = []
-    for cell_id in report.axes.get(axis, ()):
-        cell = cells[cell_id]
-        best = {"ir": "—", "opset": "—"}
-        for kind in best:
-            prefix = f"{LIMITS}.{kind}"
-            numbers = [int(case[len(prefix):]) for c, case in passed
-                       if c == cell_id and case.startswith(prefix)]  # fmt: skip
-            if numbers:
-                best[kind] = str(max(numbers))
-        release = cell.onnx if axis == "onnx" else cell.onnxruntime
-        rows.append([release, best["ir"], best["opset"]])
-    headers = [axis, "max IR version", "max opset (ai.onnx)"]
-    return text_table(rows, headers)
-
-
-def render_docs(report: Report, ascii_marks: bool = False, squash: bool = False) -> str:
+def render_docs(report: Report, ascii_marks: bool = False, squash: bool = True) -> str:
+    """The index. `squash` is the family pages' setting (docs_pages.family_pages): the
+    index shows releases as ranges whatever it is."""
+    del squash
     marks = ASCII if ascii_marks else MARKS
+    states = STATE_ASCII if ascii_marks else STATE_MARKS
+    summary = summarize(report)
+    totals = summary.totals
+    counted = ", ".join(f"{totals[s]} {s}" for s in STATES if totals[s])
     out = [
         "# Compatibility",
         "",
         "Which ONNX constructs work on which onnx and onnxruntime releases, from real runs "
-        "in one isolated environment per release (generated by onnx-compat; do not edit). "
-        "Each check is shown against the releases of the package it exercises; the other "
-        "package is held at one release (see *Environments*). "
-        f"{marks['pass']} works, {marks['xfail']} fails as a reported upstream bug says, "
-        f"{marks['fail']} fails unexpectedly; every mark is in the *Legend* at the end.",
+        "in one isolated environment per release (generated by onnx-compat from the stored "
+        f"results; do not edit): {_count(len(summary.families), 'family', 'families')}, "
+        f"{_count(len(report.cells), 'environment')}, {_count(len(report.results), 'result')}.",
+        "",
+        f"![Each family on each release: green passes, amber only known upstream bugs, red "
+        f"unexpected results]({SVG})",
+        "",
+        "## At a glance",
+        "",
+        f"Squares: {counted}. Each family links to its page.",
+        "",
+        _glance(summary, states),
+        "",
+        "## How to read it",
+        "",
+        "A square is one family of cases on one release. A check runs against the releases "
+        "of the package it exercises (the onnx checker, shape inference and reference "
+        "evaluator on onnx releases; onnxruntime sessions on onnxruntime releases) while the "
+        "other package stays at one release (see *Environments*). A square shows the worst "
+        "of its results; the number in a picture's square counts the results that make its "
+        "state (unexpected ones, or known bugs). A known bug is a reported upstream issue "
+        "recorded with its releases: its failures are expected and linked, and a pass "
+        "inside its range is reported as unexpected (the bug looks fixed).",
+        "",
+        _state_legend(states),
+        "",
+        "On a family's page each check has a heading and a table: the case, its verdict, "
+        "then one mark per release, neighbouring releases with the same outcomes merged.",
+        "",
+        "## Since when it works",
+        "",
+        "Every check that fails somewhere: the releases it works on, where it breaks, and "
+        "the upstream reports.",
+        "",
+        _since(report, summary) if summary.since else "Every check works on every release.",
+        "",
+        "## Families",
+        "",
+        *(
+            f"- [{f}]({page_path(f)}): {escape(report.families.get(f, ''))}"
+            for f in summary.families
+        ),
+        "",
+        "## Legend",
+        "",
+        "The marks of the family pages:",
+        "",
+        _legend(marks),
+        "",
+        "## Environments",
+        "",
+        _environments(report),
         "",
     ]
-    family = None
-    for table in build_tables(report):
-        if table.family != family:
-            family = table.family
-            out += [f"## {family}", "", report.families.get(family, ""), ""]
-            if family == LIMITS:
-                for axis in ("onnxruntime", "onnx"):
-                    if axis in report.axes:
-                        title = {
-                            "onnxruntime": "What each onnxruntime release loads and runs",
-                            "onnx": "What the checker of each onnx release accepts",
-                        }[axis]
-                        out += [f"**{title}** (from the rows below)", ""]
-                        out += [_limits(report, axis), ""]
-        idle = []
-        for check, part in _by_check(table).items():
-            if all(e in ("skip", "n/a") for r in part.rows for e in r.entries):
-                idle.append(check)  # a table of skips says nothing: name it once instead
-                continue
-            out += [f"**{check}** — {CHECK_TITLES.get(check, 'a check the case defines')}", ""]
-            out += [_table(part, report, marks, squash), ""]
-        if idle:
-            out += [f"Not applicable here (skipped on every release): {', '.join(idle)}.", ""]
-    out += ["## Legend", "", _legend(marks), "", "## Environments", "", _environments(report), ""]
     return "\n".join(out)

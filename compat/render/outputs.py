@@ -8,30 +8,55 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.backend_suite import FAMILY as SUITE
 from compat.render.docs import render_docs
+from compat.render.docs_pages import FOLDER, family_pages
 from compat.render.html import render_html
 from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
 from compat.render.scoreboard import render_scoreboard
+from compat.render.svg import heatmap_svg, passrate_svg
 from compat.report import Report, write_json
 
 
 @dataclass(frozen=True)
 class Style:
-    """How the docs tables look: `--ascii` marks, `--collapse` release ranges."""
+    """How the docs look: `ascii` marks; `collapse`: neighbouring releases with identical
+    outcomes share a column on the family pages (the default)."""
 
     ascii: bool = False
-    collapse: bool = False
+    collapse: bool = True
 
 
-#: None from a renderer means "nothing to say for this run" (no file is written).
-RENDERERS: dict[str, Callable[[Report, Style], str | None]] = {
+#: What a renderer gives: one file's text; for a folder, each file's text by its name in
+#: the folder; or None, "nothing to say for this run" (no file is written).
+Rendered = str | dict[str, str] | None
+
+RENDERERS: dict[str, Callable[[Report, Style], Rendered]] = {
     "matrix.md": lambda report, style: render_markdown(report),
     "compatibility.md": lambda report, style: render_docs(report, style.ascii, style.collapse),
+    FOLDER: lambda report, style: family_pages(report, style.ascii, style.collapse),
+    "summary.svg": lambda report, style: heatmap_svg(report) if report.cases else None,
     "matrix.html": lambda report, style: render_html(report),
     "junit.xml": lambda report, style: render_junit(report),
     "scoreboard.md": lambda report, style: render_scoreboard(report),
+    "scoreboard.svg": lambda report, style: passrate_svg(report) if _suite(report) else None,
 }
+#: The docs: the index, the family pages it links and the picture it shows.
+DOCS = ("compatibility.md", FOLDER, "summary.svg")
+
+
+def _suite(report: Report) -> bool:
+    return any(case.family == SUITE for case in report.cases)
+
+
+def files(name: str, rendered: Rendered) -> dict[str, str]:
+    """A rendering as files, by path relative to the output folder."""
+    if rendered is None:
+        return {}
+    if isinstance(rendered, str):
+        return {name: rendered}
+    return {f"{name}/{inner}": text for inner, text in sorted(rendered.items())}
 
 
 def write_reports(
@@ -50,7 +75,8 @@ def write_reports(
             return paths
     write_json(report, out / "matrix.json")
     paths = [out / "matrix.json", *render_files(report, out, style, names)]
-    stamp.write_text("\n".join([key, *(p.name for p in paths)]) + "\n" if key else "")
+    written = [str(p.relative_to(out)) for p in paths]  # families/FAMILY.md keeps its folder
+    stamp.write_text("\n".join([key, *written]) + "\n" if key else "")
     return paths
 
 
@@ -74,23 +100,39 @@ def render_files(report: Report, out: Path, style: Style, names: tuple[str, ...]
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in names:
-        text = RENDERERS[name](report, style)
-        if text is not None:
-            (out / name).write_text(text)
-            paths.append(out / name)
+        rendered = RENDERERS[name](report, style)
+        written = files(name, rendered)
+        if isinstance(rendered, dict):  # a folder of pages: pages nothing renders any more go
+            (out / name).mkdir(parents=True, exist_ok=True)
+            for stale in set((out / name).glob("*")) - {out / path for path in written}:
+                if stale.is_file():
+                    stale.unlink()
+        for path, text in written.items():
+            (out / path).write_text(text)
+            paths.append(out / path)
     return paths
 
 
 def drift(report: Report, out: Path, style: Style, names: tuple[str, ...]) -> list[str]:
-    """Unified diffs between the committed files and what the results render."""
+    """Unified diffs between the committed files and what the results render: every file
+    of a folder of pages, a page nothing renders any more included."""
     diffs = []
     for name in names:
-        path = out / name
-        committed = path.read_text() if path.exists() else ""
-        rendered = RENDERERS[name](report, style) or ""
-        if committed != rendered:
-            diffs.append("".join(difflib.unified_diff(
-                committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
-                f"{path} (committed)", f"{path} (rendered from the stored results)",
-            )))  # fmt: skip
+        rendered = RENDERERS[name](report, style)
+        expected = files(name, rendered) or {name: ""}
+        if isinstance(rendered, dict) and (out / name).is_dir():
+            for path in sorted((out / name).glob("*")):
+                expected.setdefault(str(path.relative_to(out)), "")
+        for relative, text in expected.items():
+            diffs += _diff(out / relative, text)
     return diffs
+
+
+def _diff(path: Path, rendered: str) -> list[str]:
+    committed = path.read_text() if path.is_file() else ""
+    if committed == rendered:
+        return []
+    return ["".join(difflib.unified_diff(
+        committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
+        f"{path} (committed)", f"{path} (rendered from the stored results)",
+    ))]  # fmt: skip

@@ -1,0 +1,277 @@
+"""docs/families/FAMILY.md: one page per family, and the words every docs page shares.
+
+A page says what the construct is, which upstream bugs it is known to hit (linked),
+which cases it holds, then per axis (onnx releases, onnxruntime releases) one heading
+per check with a table: the case, its verdict first, then the marks, neighbouring
+releases with identical outcomes merged into one column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from compat.case import CHECK_TITLES
+from compat.render.grid import Table, build_tables, collapse, link_label, text_table, variant
+from compat.render.grid import verdict as row_verdict
+from compat.report import Report
+
+#: The index page, and the folder of family pages beside it.
+INDEX = "compatibility.md"
+FOLDER = "families"
+
+MARKS = {
+    "pass": "✅",
+    "fail": "❌",
+    "xfail": "🐞",
+    "xpass": "🎉",
+    "flaky": "🎲",
+    "error": "💥",
+    "crash": "💀",
+    "timeout": "⏱️",
+    "skip": "⏭️",
+    "n/a": "—",
+    "install-error": "📦",
+    "import-error": "🚫",
+}
+ASCII = {
+    "pass": "ok",
+    "fail": "FAIL",
+    "xfail": "xfail",
+    "xpass": "XPASS",
+    "flaky": "FLAKY",
+    "error": "ERROR",
+    "crash": "CRASH",
+    "timeout": "TIMEOUT",
+    "skip": "skip",
+    "n/a": "n/a",
+    "install-error": "no-install",
+    "import-error": "no-import",
+}
+MEANINGS = {
+    "pass": "works",
+    "fail": "fails: the result differs from the spec (unexpected)",
+    "xfail": "fails as a reported upstream bug says (linked in the verdict)",
+    "xpass": "passes although a bug is recorded for this release: it looks fixed",
+    "flaky": "identical runs disagree: nondeterministic (counts in the detail)",
+    "error": "raised an unexpected exception",
+    "crash": "the process died (segfault, abort)",
+    "timeout": "ran past the time limit",
+    "skip": "does not apply to this release (an opset or API it lacks)",
+    "n/a": "not run",
+    "install-error": "this release could not be installed (no wheel for this Python)",
+    "import-error": "installed, but could not be imported",
+}
+#: Where a check's table is, per axis: "on onnx releases".
+AXIS_HEADINGS = {
+    "onnx": "On onnx releases",
+    "onnxruntime": "On onnxruntime releases",
+    "cell": "On each environment",
+}
+OTHER = {"onnx": "onnxruntime", "onnxruntime": "onnx"}
+#: What a check that never ran shows: said in one line instead of a table.
+IDLE = frozenset({"skip", "n/a", "install-error", "import-error"})
+LIMITS = "support_limits"
+LIMIT_CHECKS = {"onnx": "checker", "onnxruntime": "ort_run"}
+
+
+def page_path(family: str) -> str:
+    """A family page's path, relative to the index."""
+    return f"{FOLDER}/{family}.md"
+
+
+def escape(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def bug_label(url: str) -> str:
+    """`onnx #6697` for an issue or pull request, `onnx convert.h` for a source file,
+    the address without its scheme otherwise."""
+    label = link_label(url)
+    if label != url:
+        return label
+    match = re.match(r"https?://github\.com/[^/]+/([^/]+)/blob/[^/]+/(?:.*/)?([^/]+)$", url)
+    if match:
+        return f"{match.group(1)} {match.group(2)}"
+    return re.sub(r"^https?://(www\.)?", "", url).rstrip("/")
+
+
+def bug_link(url: str) -> str:
+    """A known bug as a Markdown link."""
+    return f"[{bug_label(url)}]({url})"
+
+
+def check_anchors(tables: Iterable[Table]) -> dict[tuple[str, str], str]:
+    """(check, axis) -> its heading's anchor on the family page: the check's name, or
+    `check-axis` for a check shown on both axes."""
+    keys = list(dict.fromkeys((row.check, table.axis) for table in tables for row in table.rows))
+    seen = [check for check, _ in keys]
+    return {(c, a): c if seen.count(c) == 1 else f"{c}-{a}" for c, a in keys}
+
+
+def _by_check(table: Table) -> dict[str, Table]:
+    checks = list(dict.fromkeys(r.check for r in table.rows))
+    return {
+        check: Table(table.family, table.axis, table.labels, table.cells,
+                     tuple(r for r in table.rows if r.check == check))
+        for check in checks
+    }  # fmt: skip
+
+
+#: More merged columns than this and a table reads its marks as runs in one column.
+MAX_COLUMNS = 5
+
+
+def runs(labels: tuple[str, ...], entries: tuple[str, ...], marks: dict[str, str]) -> str:
+    """A row as runs of marks: '⏭️ 1.14.1–1.15.0 · ✅ 1.16.2–1.23.2'."""
+    found: list[tuple[str, list[str]]] = []
+    for label, entry in zip(labels, entries, strict=True):
+        if found and found[-1][0] == entry:
+            found[-1][1].append(label)
+        else:
+            found.append((entry, [label]))
+    return " · ".join(
+        f"{marks[e]} {group[0] if len(group) == 1 else f'{group[0]}–{group[-1]}'}"
+        for e, group in found
+    )
+
+
+def _check_table(part: Table, marks: dict[str, str], squash: bool) -> str:
+    """The case, its verdict, then one mark per release (or per range of releases); with
+    too many ranges for a page's width, the marks as runs in one column."""
+    shown = collapse(part) if squash else part
+    wide = squash and len(shown.labels) > MAX_COLUMNS
+    rows = []
+    for row, compact in zip(part.rows, shown.rows, strict=True):
+        said = escape(row_verdict(part.axis, part.labels, row, cite=bug_link))
+        name = f"`{variant(row.case, part.family)}`"
+        if wide:
+            rows.append([name, said, runs(part.labels, row.entries, marks)])
+        else:
+            rows.append([name, said, *(marks[e] for e in compact.entries)])
+    return text_table(rows, ["case", "verdict", *(["releases"] if wide else shown.labels)])
+
+
+def _limits(report: Report, axis: str) -> str:
+    """Max IR version / opset each release really ran, from the support_limits rows."""
+    check = LIMIT_CHECKS[axis]
+    passed = {
+        (r.cell, r.case) for r in report.results if r.check == check and r.outcome.value == "pass"
+    }
+    cells = {c.id: c for c in report.cells}
+    rows = []
+    for cell_id in report.axes.get(axis, ()):
+        cell = cells[cell_id]
+        best = {"ir": "—", "opset": "—"}
+        for kind in best:
+            prefix = f"{LIMITS}.{kind}"
+            numbers = [int(case[len(prefix):]) for c, case in passed
+                       if c == cell_id and case.startswith(prefix)]  # fmt: skip
+            if numbers:
+                best[kind] = str(max(numbers))
+        release = cell.onnx if axis == "onnx" else cell.onnxruntime
+        rows.append([release, best["ir"], best["opset"]])
+    return text_table(rows, [axis, "max IR version", "max opset (ai.onnx)"])
+
+
+def _versions(package: str, versions: str) -> str:
+    if not versions:
+        return f"every {package} release"
+    spelled = versions.replace(">=", "≥ ").replace("<=", "≤ ").replace("<", "< ").replace(",", ", ")
+    return f"{package} {spelled}"
+
+
+def _known(report: Report, family: str) -> list[str]:
+    """The family's known upstream bugs, one line each: link, where, which checks, why."""
+    cases = [c for c in report.cases if c.family == family]
+    found: dict[tuple[str, str, str, tuple[str, ...], str], list[str]] = {}
+    for case in cases:
+        for bug in case.known:
+            key = (bug.get("link", ""), bug.get("package", ""), bug.get("versions", ""),
+                   tuple(bug.get("checks", ())), bug.get("reason", ""))  # fmt: skip
+            found.setdefault(key, []).append(variant(case.id, family))
+    lines = []
+    for (link, package, versions, checks, reason), names in found.items():
+        where = _versions(package, versions)
+        which = ", ".join(f"`{c}`" for c in checks)
+        who = "every case" if len(names) == len(cases) else ", ".join(f"`{n}`" for n in names)
+        head = bug_link(link) if link else "no public report"
+        lines.append(f"- {head}: {' '.join(reason.split())} — {where}; {which}; {who}")
+    return lines
+
+
+def _held(table: Table) -> str:
+    """'onnxruntime held at 1.24.4': what the other package is on this axis."""
+    other = OTHER.get(table.axis)
+    if other is None:
+        return ""
+    versions = sorted({getattr(c, other) for c in table.cells if getattr(c, other)})
+    if not versions:
+        return ""
+    return f"{other} held at {', '.join(versions)}"
+
+
+def _marks_line(used: set[str], marks: dict[str, str]) -> str:
+    shown = [
+        f"{f'`{marks[k]}`' if marks is ASCII else marks[k]} {MEANINGS[k].split(':')[0]}"
+        for k in MARKS
+        if k in used
+    ]
+    return " · ".join(shown) + f" ([legend](../{INDEX}#legend))"
+
+
+def family_page(report: Report, family: str, ascii_marks: bool = False, squash: bool = True) -> str:
+    """One family's page: what it is, its known bugs and cases, a heading per check."""
+    marks = ASCII if ascii_marks else MARKS
+    tables = [t for t in build_tables(report) if t.family == family]
+    anchors = check_anchors(tables)
+    cases = [c for c in report.cases if c.family == family]
+    out = [
+        f"# {family}",
+        "",
+        f"[All families](../{INDEX}) · [environments](../{INDEX}#environments) · "
+        "generated by onnx-compat from the stored results; do not edit.",
+        "",
+        report.families.get(family, ""),
+        "",
+    ]
+    known = _known(report, family)
+    if known:
+        out += ["**Known upstream bugs** (link: what fails — where; checks; cases)", "", *known, ""]
+    out += ["**Cases**", ""]
+    out += [text_table([[f"`{variant(c.id, family)}`", escape(c.description)] for c in cases],
+                       ["case", "what it is"]), ""]  # fmt: skip
+    used: set[str] = set()
+    for table in tables:
+        held = _held(table)
+        out += [f"## {AXIS_HEADINGS.get(table.axis, table.axis)}", ""]
+        out += [f"Each check against every {table.axis} release of the matrix"
+                + (f", {held}." if held else "."), ""]  # fmt: skip
+        if family == LIMITS and table.axis in LIMIT_CHECKS:
+            out += [f"**What each {table.axis} release really runs** (from the tables below)", ""]
+            out += [_limits(report, table.axis), ""]
+        for check, part in _by_check(table).items():
+            title = CHECK_TITLES.get(check, "a check the case defines")
+            out += [
+                f'<a id="{anchors[(check, table.axis)]}"></a>',
+                "",
+                f"### {check} — {title}",
+                "",
+            ]
+            entries = {e for r in part.rows for e in r.entries}
+            if "skip" in entries and entries <= IDLE:  # a table of skips: one line says it
+                said = {row_verdict(table.axis, table.labels, r) for r in part.rows}
+                reason = said.pop() if len(said) == 1 else f"skipped on every {table.axis} release"
+                out += [f"{escape(reason[0].upper() + reason[1:])}.", ""]
+                continue
+            used.update(e for r in part.rows for e in r.entries)
+            out += [_check_table(part, marks, squash), ""]
+    out += ["---", "", _marks_line(used, marks), ""]
+    return "\n".join(out)
+
+
+def family_pages(report: Report, ascii_marks: bool = False, squash: bool = True) -> dict[str, str]:
+    """Every family's page, by file name inside the families folder."""
+    families = dict.fromkeys(c.family for c in report.cases)
+    return {f"{family}.md": family_page(report, family, ascii_marks, squash) for family in families}

@@ -1,0 +1,274 @@
+"""Pictures: the family × release summary as a heatmap (summary.svg) and the backend
+scoreboard's pass rate by release (scoreboard.svg).
+
+Standalone SVG 1.1 on a white ground, drawn on whole pixels with crisp edges, text
+sized to be read where the docs and the README embed it. Every square and point carries
+a <title> (a tooltip when the file is opened itself). Text widths are estimated, not
+measured: CHAR is wide enough for DejaVu Sans, the widest of the fonts listed.
+"""
+
+from __future__ import annotations
+
+import math
+from xml.sax.saxutils import escape
+
+from compat.render.scoreboard import COLUMNS, scoreboard_rows
+from compat.render.summary import MEANINGS, STATES, Summary, summarize
+from compat.report import Report
+
+FONT = "Helvetica, Arial, 'DejaVu Sans', 'Liberation Sans', sans-serif"
+CHAR = 0.62  # an average character's width, in ems
+INK, MUTED, RULE, LINE = "#1f2328", "#59636e", "#d1d9e0", "#1a7f37"
+
+#: A square's colour and its number's, per state (the HTML page's outcome colours).
+COLOURS = {
+    "broken": ("#6b7785", "#ffffff"),
+    "unexpected": ("#d33a2c", "#ffffff"),
+    "known": ("#e8a33d", "#2b1d00"),
+    "pass": ("#8fd3a1", "#1f2328"),
+    "skip": ("#b9c2cc", "#1f2328"),
+    "n/a": ("#f3f5f7", "#59636e"),
+}
+#: The legend's words for each state.
+NAMES = {
+    "broken": "environment broken",
+    "unexpected": "unexpected results",
+    "known": "only known bugs",
+    "pass": "passes",
+    "skip": "skipped",
+    "n/a": "not run",
+}
+AXIS_TITLES = {"onnx": "onnx releases", "onnxruntime": "onnxruntime releases", "cell": "cells"}
+OTHER = {"onnx": "onnxruntime", "onnxruntime": "onnx"}
+
+SQUARE, GAP, GROUP_GAP, PAD = 24, 2, 16, 16
+
+
+def width_of(text: str, size: float) -> int:
+    """An estimate of the width of `text` at font size `size`, in pixels."""
+    return math.ceil(len(text) * size * CHAR)
+
+
+def _text(x: float, y: float, text: str, size: float = 12, **attrs: str) -> str:
+    extra = "".join(f' {k.rstrip("_").replace("_", "-")}="{v}"' for k, v in attrs.items())
+    return f'<text x="{x:g}" y="{y:g}" font-size="{size:g}"{extra}>{escape(text)}</text>'
+
+
+def _svg(width: int, height: int, title: str, body: list[str]) -> str:
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="{FONT}" fill="{INK}" role="img">'
+    )
+    return "\n".join([
+        head, f"<title>{escape(title)}</title>",
+        f'<rect class="background" width="{width}" height="{height}" fill="#ffffff"/>',
+        *body, "</svg>", "",
+    ])  # fmt: skip
+
+
+def _held(summary: Summary, axis: str) -> str:
+    other = OTHER.get(axis)
+    if other is None:
+        return ""
+    versions = sorted({getattr(c.cell, other) for c in summary.columns if c.axis == axis} - {""})
+    return f" ({other} {versions[0]})" if len(versions) == 1 else ""
+
+
+def _legend(x0: int, y0: int, width: int) -> tuple[list[str], int]:
+    """The states' swatches and names, wrapped to `width`; returns the elements and the
+    height used."""
+    body, x, y = [], x0, y0
+    for state in STATES:
+        fill, _ = COLOURS[state]
+        item = 14 + 6 + width_of(NAMES[state], 12) + 18
+        if x > x0 and x + item > x0 + width:
+            x, y = x0, y + 22
+        body.append(
+            f'<g class="legend-entry" data-state="{state}"><title>{escape(MEANINGS[state])}</title>'
+            f'<rect class="swatch" x="{x}" y="{y}" width="14" height="14" fill="{fill}" '
+            f'stroke="{RULE}" shape-rendering="crispEdges"/>'
+            + _text(x + 20, y + 11.5, NAMES[state], 12)
+            + "</g>"
+        )
+        x += item
+    note = "n in a square: the unexpected results, or the known bugs, behind its colour"
+    body.append(_text(x0, y + 36, note, 11, fill=MUTED, class_="note"))
+    return body, y + 40 - y0
+
+
+def heatmap_svg(report: Report) -> str:
+    """The summary grid: families as rows, releases as columns grouped by axis."""
+    summary = summarize(report)
+    axes = list(dict.fromkeys(column.axis for column in summary.columns))
+    label_w = max([width_of(f, 13) for f in summary.families] + [60]) + 12
+    longest = max([len(c.label) for c in summary.columns] + [4])
+    title_h, axis_h, labels_h = 30, 22, math.ceil(longest * 11 * CHAR) + 10
+    top = PAD + title_h + axis_h + labels_h
+    pitch = SQUARE + GAP
+    titles = {axis: AXIS_TITLES.get(axis, axis) + _held(summary, axis) for axis in axes}
+    xs: list[int] = []
+    x = PAD + label_w
+    for axis in axes:  # a group is as wide as its squares, or its title when that is wider
+        start = x
+        for column in summary.columns:
+            if column.axis == axis:
+                xs.append(x)
+                x += pitch
+        x = max(x - GAP, start + width_of(titles[axis], 12)) + GROUP_GAP
+    grid_right = x - GROUP_GAP
+    grid_bottom = top + len(summary.families) * pitch - GAP
+    body: list[str] = []
+    title = "Which ONNX constructs work on which release"
+    body.append(_text(PAD, PAD + 16, title, 16, font_weight="bold", class_="title"))
+    order = [i for axis in axes for i, c in enumerate(summary.columns) if c.axis == axis]
+    for axis in axes:
+        spots = [xs[order.index(i)] for i, c in enumerate(summary.columns) if c.axis == axis]
+        left = spots[0]
+        right = max(spots[-1] + SQUARE, left + width_of(titles[axis], 12))
+        y = PAD + title_h + 12
+        body.append(_text(left, y, titles[axis], 12, font_weight="bold", class_="axis-title"))
+        body.append(f'<path d="M{left} {y + 5}H{right}" stroke="{MUTED}" stroke-width="1" '
+                    'shape-rendering="crispEdges"/>')  # fmt: skip
+    for position, i in enumerate(order):
+        column = summary.columns[i]
+        cx, cy = xs[position] + SQUARE / 2 + 4, top - 6
+        body.append(_text(cx, cy, column.label, 11, transform=f"rotate(-90 {cx:g} {cy:g})",
+                          fill=MUTED, class_="release"))  # fmt: skip
+    for row, family in enumerate(summary.families):
+        y = top + row * pitch
+        body.append(f'<g class="row" data-family="{escape(family)}" shape-rendering="crispEdges">')
+        body.append(_text(PAD + label_w - 10, y + 16.5, family, 13, text_anchor="end",
+                          class_="family"))  # fmt: skip
+        for position, i in enumerate(order):
+            square = summary.squares[(family, i)]
+            fill, ink = COLOURS[square.state]
+            counts = ", ".join(f"{n} {o}" for o, n in sorted(square.counts.items()))
+            tip = f"{family} · {summary.columns[i].title}: {NAMES[square.state]}"
+            body.append(
+                f"<g><title>{escape(tip)}{f' ({counts})' if counts else ''}</title>"
+                f'<rect class="square {square.state}" x="{xs[position]}" y="{y}" '
+                f'width="{SQUARE}" height="{SQUARE}" fill="{fill}"/>'
+            )
+            if square.number:
+                body.append(_text(xs[position] + SQUARE / 2, y + 16.5, str(square.number), 11,
+                                  text_anchor="middle", font_weight="bold", fill=ink,
+                                  class_="number"))  # fmt: skip
+            body.append("</g>")
+        body.append("</g>")
+    width = max(grid_right + PAD, 520)
+    legend, legend_h = _legend(PAD, grid_bottom + 20, width - 2 * PAD)
+    body += legend
+    height = grid_bottom + 20 + legend_h + PAD
+    return _svg(width, height, f"{title}: families × releases", body)
+
+
+def _ticks(low: float) -> list[int]:
+    step = 5 if 100 - low <= 30 else 10 if 100 - low <= 60 else 25
+    return list(range(int(low), 101, step))
+
+
+def _rates(report: Report) -> list[tuple[str, float | None, str]]:
+    """Per onnxruntime release: its label, its pass rate of what was attempted (None when
+    nothing was), and a tooltip; from the scoreboard's rows."""
+    out: list[tuple[str, float | None, str]] = []
+    for row in scoreboard_rows(report):
+        release, counts, state = row[0], dict(zip(COLUMNS, row[1:], strict=False)), row[-1]
+        if counts["passed"] == "—":  # the environment could not be built
+            out.append((release, None, f"onnxruntime {release}: {state}"))
+            continue
+        skipped = int(counts["skipped"])
+        attempted = sum(int(counts[c]) for c in COLUMNS) - skipped
+        if not attempted:
+            out.append((release, None, f"onnxruntime {release}: nothing attempted"))
+            continue
+        rate = 100 * int(counts["passed"]) / attempted
+        tip = f"onnxruntime {release}: {rate:.1f}% ({counts['passed']} of {attempted} attempted"
+        out.append((release, rate, tip + f"; {skipped} skipped)"))
+    return out
+
+
+def _label_place(before: float | None, rate: float, after: float | None) -> tuple[int, int, str]:
+    """Where a point's value goes, clear of the line: above a peak, below a valley,
+    above and to the free side on a slope. Rates grow upwards; returns dx, dy, anchor."""
+    lower = [n is None or n <= rate for n in (before, after)]
+    if all(lower):
+        return 0, -9, "middle"
+    if not any(lower):
+        return 0, 17, "middle"
+    return (-6, -7, "end") if lower[0] else (6, -7, "start")
+
+
+def passrate_svg(report: Report) -> str:
+    """The backend scoreboard's pass rate (passed / attempted) per onnxruntime release,
+    a line over the releases; a release that could not run is a hollow mark."""
+    rates = _rates(report)
+    known = [rate for _, rate, _ in rates if rate is not None]
+    low = min(90, 5 * math.floor((min(known) - 2) / 5)) if known else 0
+    ticks = _ticks(max(0, low))
+    low = ticks[0]
+    pitch, plot_h = 40, 240
+    left, top = PAD + 44, PAD + 52
+    plot_w, bottom = max(len(rates), 1) * pitch, top + plot_h
+    labels_h = math.ceil(max([len(r[0]) for r in rates] + [4]) * 11 * CHAR) + 12
+
+    def y_of(rate: float) -> float:
+        return round(bottom - (rate - low) / (100 - low) * plot_h, 1)
+
+    body: list[str] = []
+    title = "ONNX backend node tests: pass rate by onnxruntime release"
+    subtitle = (
+        f"passed / attempted: tests newer than a release supports are skipped and left out; "
+        f"generated by onnx {report.run.get('generator_onnx', '?')}"
+    )
+    body.append(_text(PAD, PAD + 16, title, 16, font_weight="bold", class_="title"))
+    body.append(_text(PAD, PAD + 35, subtitle, 12, fill=MUTED, class_="subtitle"))
+    for tick in ticks:
+        y = y_of(tick)
+        body.append(f'<path class="grid" d="M{left} {y:g}H{left + plot_w}" stroke="{RULE}" '
+                    'stroke-width="1" shape-rendering="crispEdges"/>')  # fmt: skip
+        body.append(_text(left - 6, y + 4, f"{tick}%", 11, text_anchor="end", fill=MUTED,
+                          class_="tick"))  # fmt: skip
+    xs = [left + k * pitch + pitch / 2 for k in range(len(rates))]
+    segments: list[list[str]] = [[]]
+    for x, (_, rate, _) in zip(xs, rates, strict=True):
+        if rate is None:
+            segments.append([])
+        else:
+            segments[-1].append(f"{x:g} {y_of(rate):g}")
+    for segment in segments:
+        if len(segment) > 1:
+            body.append(f'<path class="line" d="M{"L".join(segment)}" fill="none" '
+                        f'stroke="{LINE}" stroke-width="2" stroke-linejoin="round"/>')  # fmt: skip
+    for k, (x, (release, rate, tip)) in enumerate(zip(xs, rates, strict=True)):
+        ly = bottom + 8
+        body.append(_text(x + 4, ly, release, 11, transform=f"rotate(-90 {x + 4:g} {ly:g})",
+                          text_anchor="end", fill=INK if rate is not None else MUTED,
+                          class_="release"))  # fmt: skip
+        if rate is None:
+            body.append(f'<g class="missing"><title>{escape(tip)}</title><circle cx="{x:g}" '
+                        f'cy="{bottom - 8}" r="4.5" fill="#ffffff" stroke="{MUTED}" '
+                        'stroke-width="1.5"/></g>')  # fmt: skip
+            continue
+        before = rates[k - 1][1] if k else None
+        after = rates[k + 1][1] if k + 1 < len(rates) else None
+        dx, dy, anchor = _label_place(before, rate, after)
+        y = y_of(rate)
+        body.append(f'<g class="point"><title>{escape(tip)}</title><circle cx="{x:g}" '
+                    f'cy="{y:g}" r="4" fill="{LINE}" stroke="#ffffff" stroke-width="1.5"/>'
+                    + _text(x + dx, y + dy, f"{rate:.1f}", 10, text_anchor=anchor,
+                            class_="value")
+                    + "</g>")  # fmt: skip
+    body.append(f'<path class="axis" d="M{left} {top}V{bottom}H{left + plot_w}" fill="none" '
+                f'stroke="{MUTED}" stroke-width="1" shape-rendering="crispEdges"/>')  # fmt: skip
+    body.append(_text(left + plot_w / 2, bottom + labels_h + 14, "onnxruntime release", 12,
+                      text_anchor="middle", font_weight="bold", class_="axis-title"))  # fmt: skip
+    legend_y = bottom + labels_h + 38
+    entries = [("pass rate, % of attempted", LINE, LINE), ("could not run", "#ffffff", MUTED)]
+    x = left
+    for words, fill, stroke in entries:
+        body.append(f'<g class="legend-entry"><circle cx="{x + 5}" cy="{legend_y - 4}" r="4.5" '
+                    f'fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>'
+                    + _text(x + 16, legend_y, words, 12) + "</g>")  # fmt: skip
+        x += 16 + width_of(words, 12) + 24
+    width = max(left + plot_w + PAD, x + PAD, PAD + width_of(subtitle, 12) + PAD)
+    return _svg(width, legend_y + PAD, title, body)
