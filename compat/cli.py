@@ -142,7 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, help="where to write (default: beside the results)")
     report.add_argument("--check", action="store_true", help="exit 1 if the docs have drifted")
     report.add_argument("--ascii", action="store_true", help="plain-text marks in the docs tables")
-    report.add_argument("--collapse", action="store_true", help="merge equal neighbouring releases")
+    report.add_argument(
+        "--collapse",
+        action="store_true",
+        help="merge equal neighbouring releases (always on in the docs pages; kept for scripts)",
+    )
     _add_config(report)
     report.set_defaults(func=host.cmd_report)
 
