@@ -1,29 +1,38 @@
-"""reports/matrix.html in a real browser: Debian's headless Chromium, driven by Selenium.
+"""reports/matrix.html and scoreboard.html in a real browser: Debian's headless
+Chromium, driven by Selenium.
 
-The tests read what the page shows a user: the rendered text of the visible rows
-and headings after each filter, the detail panel's text after a click, the legend's
-entries and the colours the legend and the cells are painted in.
+The tests read what the pages show a user: the rendered text of the visible rows and
+headings after each filter, where on the screen things are (the first screen, a
+narrow window), the URL a filtered view leaves behind, the detail panel's text after
+a click, and the colours the legend and the cells are painted in.
 
 Needs `apt-get install chromium chromium-driver` (.ci/run does it). Without them the
-test skips, unless COMPAT_REQUIRE_BROWSER=1 (set by .ci/run), where it fails.
-The screenshot goes to $COMPAT_ARTIFACTS (default: the test's tmp directory).
+tests skip, unless COMPAT_REQUIRE_BROWSER=1 (set by .ci/run), where they fail.
+Screenshots go to $COMPAT_ARTIFACTS (default: the test's tmp directory); with
+COMPAT_SCREENSHOT_RESULTS=path/to/matrix.json one more is taken of that run's page,
+whole.
 """
 
 from __future__ import annotations
 
+import base64
+import itertools
+import math
 import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 
-from compat.outcomes import CellRecord, CheckResult, Outcome
-from compat.render.html import COLOURS, render_html
-from compat.report import CaseInfo, Report
-from tests.test_report import sample_report
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.render.html import COLOURS, SQUARE_COLOURS, render_html
+from compat.render.scoreboard import render_scoreboard_html
+from compat.report import CaseInfo, Report, read_json
+from tests.test_report import ready, sample_report
 
 pytestmark = pytest.mark.browser
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -51,11 +60,28 @@ def browser() -> Iterator[Any]:
     driver.quit()
 
 
-def open_page(browser: Any, report: Report, tmp_path: Path) -> Any:
+@pytest.fixture
+def window(browser: Any) -> Iterator[Any]:
+    """The browser at 1400×900, whatever size the last test left it at."""
+    browser.set_window_size(1400, 900)
+    yield browser
+
+
+def open_page(browser: Any, report: Report, tmp_path: Path, hash: str = "") -> Any:
     page = tmp_path / "matrix.html"
     page.write_text(render_html(report))
-    browser.get(page.as_uri())
+    browser.get("about:blank")  # a real load, even when only the hash differs
+    browser.get(page.as_uri() + hash)
     return browser
+
+
+def artifact(browser: Any, tmp_path: Path, name: str) -> Path:
+    """A screenshot kept in $COMPAT_ARTIFACTS (or the test's tmp directory)."""
+    shot = Path(os.environ.get("COMPAT_ARTIFACTS", tmp_path)) / name
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+    return shot
 
 
 def count(browser: Any) -> str:
@@ -72,6 +98,14 @@ def shown(browser: Any) -> list[str]:
     """The grid as a user reads it: the rendered text of every visible heading, header
     row and case row (a row shows its label and its cells' marks, a pass shows none)."""
     return str(browser.find_element("id", "tables").text).splitlines()
+
+
+def twins(browser: Any) -> list[str]:
+    """The visible rows shown dimmed as twins of a filtered row."""
+    return [
+        tr.text for tr in browser.find_elements("css selector", "#tables tr.twin")
+        if tr.is_displayed()
+    ]  # fmt: skip
 
 
 def grid_cell(browser: Any, heading: str, row: str, column: str) -> Any:
@@ -95,19 +129,86 @@ def rgb(colour: str) -> tuple[int, ...]:
     return tuple(int(part) for part in colour[colour.index("(") + 1 : -1].split(",")[:3])
 
 
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21)."""
+
+    def luminance(colour: str) -> float:
+        linear = [
+            c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+            for c in (v / 255 for v in rgb(colour))
+        ]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
 def severe(browser: Any) -> list[Any]:
     return [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
-ONNX_TABLE = ["pads · onnx", "Pad whose pads come from a Constant.", "case · check 1.18.0 1.21.0"]
+def in_view(browser: Any, element: Any) -> bool:
+    """The element is on screen and on top: what the point at its centre shows is it."""
+    return bool(browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "const x = r.left + r.width / 2, y = r.top + r.height / 2;"
+        "if (r.left < 0 || r.top < 0 || r.right > document.documentElement.clientWidth"
+        "    || r.bottom > document.documentElement.clientHeight) return false;"
+        "const hit = document.elementFromPoint(x, y);"
+        "return hit === arguments[0] || arguments[0].contains(hit);",
+        element,
+    ))  # fmt: skip
+
+
+ONNX_TABLE = ["pads · onnx", "Pad whose pads come from a Constant.",
+              "shape_inference works since 1.21.0; fails on 1.18.0 (https://example.org/bug/1)",
+              "case · check 1.18.0 1.21.0"]  # fmt: skip
 ORT_TABLE = ["pads · onnxruntime", "Pad whose pads come from a Constant.",
+             "ort_run fails on 1.17.3, the latest release included",
              "case · check 1.14.1 1.17.3"]  # fmt: skip
 
 
+ONNX = ("1.14.1", "1.15.0", "1.16.2", "1.17.0", "1.18.0", "1.19.1", "1.20.1", "1.21.0",
+        "1.22.0", "1.23.2")  # fmt: skip
+ORT = ("1.15.1", "1.16.3", "1.17.3", "1.18.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1", "1.23.2",
+       "1.24.4", "1.25.1", "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0", "1.31.1",
+       "1.32.0")  # fmt: skip
+LAST = "onnx1.23.2-ort1.32.0"
+
+
+def wide_report(families: int = 22) -> Report:
+    """The default run's shape: 10 onnx and 18 onnxruntime releases, `families` families
+    of long-named twin cases, every result a pass but one: a failure in the last family
+    on the last release."""
+    cells = tuple(ready(v, "1.24.4") for v in ONNX) + tuple(ready("1.23.2", v) for v in ORT)
+    names = [f"layernorm_reducemean_fusion_{i:02d}" for i in range(families)]
+    cases = tuple(
+        CaseInfo(f"{name}.greater_or_equal.cast_mul.{twin}", name, f"{twin} of {name}", "0",
+                 {"inferred_annotations": "onnx", "ort_run": "onnxruntime"})
+        for name in names
+        for twin in ("opset15", "opset16")
+    )  # fmt: skip
+    failing = (LAST, cases[-1].id, "ort_run")
+    results = tuple(
+        CheckResult(cell.id, case.id, check, Outcome.PASS)
+        if (cell.id, case.id, check) != failing
+        else CheckResult(cell.id, case.id, check, Outcome.FAIL, phase="run",
+                         detail="ValueError: outputs differ at [0, 3]")
+        for cell in cells
+        for case in cases
+        for check in case.checks
+    )  # fmt: skip
+    axes = {"onnx": tuple(c.id for c in cells[: len(ONNX)]),
+            "onnxruntime": tuple(c.id for c in cells[len(ONNX) :])}  # fmt: skip
+    return Report(cells, cases, results, axes,
+                  families={n: f"family {n}, a long description" for n in names})  # fmt: skip
+
+
 def test_the_page_loads_cleanly_and_its_filters_show_the_matching_rows(
-    browser: Any, tmp_path: Path
+    window: Any, tmp_path: Path
 ) -> None:
-    open_page(browser, sample_report(), tmp_path)
+    browser = open_page(window, sample_report(), tmp_path)
+    assert browser.title == "onnx-compat matrix"
     assert not severe(browser)
     assert count(browser) == "8 of 8 rows"
     assert shown(browser) == [
@@ -122,25 +223,37 @@ def test_the_page_loads_cleanly_and_its_filters_show_the_matching_rows(
         "tensor · ort_run I C",  # C: the crash in 1.17.3
         "tensor · ort_optimized I s",
     ]
+    assert twins(browser) == []
 
     select(browser, "check", "ort_run")  # the onnx table has no such row: it goes
     assert shown(browser) == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C"]
     assert count(browser) == "2 of 8 rows"
-    select(browser, "outcome", "crash")
-    assert shown(browser) == [*ORT_TABLE, "tensor · ort_run I C"]
-    assert count(browser) == "1 of 8 rows"
+    select(browser, "outcome", "crash")  # its twin (value_ints) stays, dimmed, next to it
+    assert shown(browser) == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C"]
+    assert twins(browser) == ["value_ints · ort_run I"]
+    assert count(browser) == "1 of 8 rows (+1 twin)"
     select(browser, "check", "")
     select(browser, "outcome", "xfail")
-    assert shown(browser) == [*ONNX_TABLE, "value_ints · shape_inference x"]
+    assert shown(browser) == [*ONNX_TABLE, "value_ints · shape_inference x",
+                              "tensor · shape_inference"]  # fmt: skip
+    assert twins(browser) == ["tensor · shape_inference"]
 
-    select(browser, "outcome", "")
-    browser.find_element("id", "text").send_keys("tensor")
-    assert shown(browser) == [
-        *ONNX_TABLE, "tensor · checker", "tensor · shape_inference",
-        *ORT_TABLE, "tensor · ort_run I C", "tensor · ort_optimized I s",
+    select(browser, "outcome", "not-pass")  # anything but pass: skips, xfail, broken cells
+    assert count(browser) == "5 of 8 rows (+1 twin)"
+    select(browser, "outcome", "unexpected")
+    assert shown(browser)[len(ORT_TABLE) :] == [
+        "value_ints · ort_run I", "value_ints · ort_optimized I s",
+        "tensor · ort_run I C", "tensor · ort_optimized I s",
     ]  # fmt: skip
+    select(browser, "release", "onnxruntime:1.17.3")  # the outcome of that release only
+    assert shown(browser) == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C"]
+    assert twins(browser) == ["value_ints · ort_run I"]
+
+    browser.find_element("id", "clear").click()
+    assert count(browser) == "8 of 8 rows"
+    browser.find_element("id", "text").send_keys("tensor")
+    assert count(browser) == "4 of 8 rows (+4 twins)"
     select(browser, "family", "pads")
-    assert count(browser) == "4 of 8 rows"
     browser.find_element("id", "text").send_keys("_nothing")
     assert shown(browser) == []
     assert count(browser) == "0 of 8 rows"
@@ -148,18 +261,19 @@ def test_the_page_loads_cleanly_and_its_filters_show_the_matching_rows(
 
 
 def test_a_click_shows_the_result_message_versions_and_repro_command(
-    browser: Any, tmp_path: Path
+    window: Any, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.keys import Keys
 
-    open_page(browser, sample_report(), tmp_path)
+    browser = open_page(window, sample_report(), tmp_path)
     detail = browser.find_element("id", "detail")
-    assert not detail.is_displayed() and detail.text == ""
+    body = browser.find_element("id", "detail-body")
+    assert not detail.is_displayed() and body.text == ""
 
     select(browser, "outcome", "xfail")
     grid_cell(browser, "pads · onnx", "value_ints · shape_inference", "1.18.0").click()
     assert detail.is_displayed()
-    assert detail.text.splitlines() == [
+    assert body.text.splitlines() == [
         "pads.value_ints · shape_inference @ onnx1.18.0-ort1.24.4",
         "outcome", "xfail @ infer",
         "message", "InferenceError: 'pads' must be 1D",
@@ -173,7 +287,7 @@ def test_a_click_shows_the_result_message_versions_and_repro_command(
 
     select(browser, "outcome", "")
     grid_cell(browser, "pads · onnxruntime", "tensor · ort_run", "1.17.3").click()
-    assert detail.text.splitlines() == [
+    assert body.text.splitlines() == [
         "pads.tensor · ort_run @ onnx1.23.2-ort1.17.3",
         "outcome", "crash",
         "message", "worker killed by SIGSEGV (exit -11)",
@@ -181,10 +295,13 @@ def test_a_click_shows_the_result_message_versions_and_repro_command(
         "numpy 1.26.4, onnx 1.23.2, onnxruntime 1.17.3, protobuf 7.36.2, Python 3.11.7",
         "reproduce", "nox -s repro -- onnx==1.23.2 onnxruntime==1.17.3 --cases pads.tensor",
     ]  # fmt: skip
+    browser.find_element("id", "close").click()  # closable by click, not only by Escape
+    assert not detail.is_displayed()
+    assert not browser.find_elements("css selector", "td.sel")
 
     # a cell whose environment never installed: its install error, and nothing installed
     grid_cell(browser, "pads · onnxruntime", "value_ints · ort_run", "1.14.1").click()
-    assert detail.text.splitlines() == [
+    assert body.text.splitlines() == [
         "pads.value_ints · ort_run @ onnx1.23.2-ort1.14.1",
         "outcome", "install-error",
         "message", "× No solution found ╰─▶ onnxruntime==1.14.1 has no usable wheels",
@@ -192,32 +309,172 @@ def test_a_click_shows_the_result_message_versions_and_repro_command(
     ]  # fmt: skip
 
     grid_cell(browser, "pads · onnx", "value_ints · shape_inference", "1.18.0").click()
-    assert "InferenceError: 'pads' must be 1D" in detail.text
-    shot = Path(os.environ.get("COMPAT_ARTIFACTS", tmp_path)) / "matrix.png"
-    shot.parent.mkdir(parents=True, exist_ok=True)
-    assert browser.save_screenshot(str(shot))
-    assert shot.stat().st_size > 10_000
+    assert "InferenceError: 'pads' must be 1D" in body.text
+    shot = artifact(browser, tmp_path, "matrix.png")
     if not os.environ.get("COMPAT_ARTIFACTS"):
         shutil.copy(shot, tmp_path / "matrix-kept.png")
     assert not severe(browser)
 
 
-def test_the_legend_names_every_outcome_in_the_colour_its_cells_show(
+def test_the_one_unexpected_result_is_on_the_first_screen_even_in_the_last_family(
     browser: Any, tmp_path: Path
 ) -> None:
-    open_page(browser, sample_report(), tmp_path)
+    browser.set_window_size(1600, 1000)
+    open_page(browser, wide_report(), tmp_path)
+    height = browser.execute_script("return innerHeight")
+    assert 800 <= height <= 1000
+    (line,) = browser.find_elements("css selector", "#unexpected li")
+    case = "layernorm_reducemean_fusion_21.greater_or_equal.cast_mul.opset16"
+    assert " ".join(line.text.split()) == (  # cell · case · check, what it says, the repro
+        f"{LAST} · {case} · ort_run fail fail@run: ValueError: outputs differ at [0, 3] "
+        f"nox -s repro -- onnx==1.23.2 onnxruntime==1.32.0 --cases {case}"
+    )
+    assert browser.find_element("css selector", "#unexpected h2").text == "1 unexpected"
+    top, bottom = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", line
+    )
+    assert top >= 0 and bottom <= height, (top, bottom, height)  # no scrolling needed
+    assert in_view(browser, line)
+    # its square, last family × last release, says so too, and so does nothing else
+    squares = browser.find_elements("css selector", "#squares tbody td a")
+    unexpected = [a for a in squares if a.get_attribute("title").endswith(
+        "ort 1.32.0: unexpected (1 pass, 1 fail)")]  # fmt: skip
+    assert len(unexpected) == 1 and unexpected[0].text == "1" and in_view(browser, unexpected[0])
+    assert squares.index(unexpected[0]) == len(squares) - 1
+    artifact(browser, tmp_path, "first-screen-1600x1000.png")
+
+    line.find_element("css selector", "a").click()  # to the result, opened
+    hash = parse_qs(browser.execute_script("return location.hash.slice(1)"))
+    assert hash == {"family": ["layernorm_reducemean_fusion_21"], "case": [case],
+                    "release": ["onnxruntime:1.32.0"], "outcome": ["unexpected"]}  # fmt: skip
+    assert browser.find_element("id", "detail").is_displayed()
+    assert "ValueError: outputs differ at [0, 3]" in browser.find_element("id", "detail").text
+    assert in_view(browser, browser.find_element("css selector", "td.sel"))
+    assert not severe(browser)
+
+
+def test_filters_live_in_the_url_and_a_loaded_url_restores_them(
+    window: Any, tmp_path: Path
+) -> None:
+    browser = open_page(window, sample_report(), tmp_path)
+    select(browser, "family", "pads")
+    select(browser, "release", "onnxruntime:1.17.3")
+    select(browser, "outcome", "not-pass")
+    browser.find_element("id", "text").send_keys("tensor")
+    rows, counted = shown(browser), count(browser)
+    assert rows == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C",
+                    "value_ints · ort_optimized I s", "tensor · ort_optimized I s"]  # fmt: skip
+    assert twins(browser) == ["value_ints · ort_run I", "value_ints · ort_optimized I s"]
+    url = browser.current_url
+    assert parse_qs(url.split("#", 1)[1]) == {
+        "family": ["pads"], "release": ["onnxruntime:1.17.3"], "outcome": ["not-pass"],
+        "case": ["tensor"],
+    }  # fmt: skip
+
+    for reload in (lambda: browser.get("about:blank") or browser.get(url), browser.refresh):
+        reload()
+        controls = {i: browser.find_element("id", i).get_attribute("value")
+                    for i in ("family", "release", "check", "outcome", "text")}  # fmt: skip
+        assert controls == {"family": "pads", "release": "onnxruntime:1.17.3", "check": "",
+                            "outcome": "not-pass", "text": "tensor"}  # fmt: skip
+        assert (shown(browser), count(browser)) == (rows, counted)
+
+    browser.find_element("id", "clear").click()
+    assert "#" not in browser.current_url and count(browser) == "8 of 8 rows"
+
+    # a square of the summary is a filter: its family and release, what is wrong there
+    crash = next(
+        a for a in browser.find_elements("css selector", "#squares tbody td a")
+        if a.get_attribute("title").startswith("pads · ort 1.17.3")
+    )  # fmt: skip
+    crash.click()
+    assert parse_qs(browser.current_url.split("#", 1)[1]) == {
+        "family": ["pads"], "release": ["onnxruntime:1.17.3"], "outcome": ["unexpected"],
+    }  # fmt: skip
+    assert shown(browser) == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C"]
+    browser.back()  # the square's view is a history entry of its own
+    assert count(browser) == "8 of 8 rows"
+    assert not severe(browser)
+
+
+def test_at_800_px_every_release_column_is_reachable_and_nothing_scrolls_inside(
+    browser: Any, tmp_path: Path
+) -> None:
+    report = wide_report()
+    for width in (1600, 800):
+        browser.set_window_size(width, 1000)
+        open_page(browser, report, tmp_path)
+        boxes = browser.execute_script(
+            "return [...document.querySelectorAll('#summary *, #bar *, #tables *')]"
+            ".filter((e) => { const s = getComputedStyle(e);"
+            "  return /auto|scroll/.test(s.overflowX + s.overflowY) || s.maxHeight !== 'none'; })"
+            ".map((e) => e.tagName + '#' + e.id + '.' + e.className);"
+        )
+        assert boxes == []  # the page scrolls, never a box inside it
+        last_square = browser.find_elements("css selector", "#squares tbody tr:last-child a")[-1]
+        last_cells = [
+            section.find_elements("css selector", "tbody tr:last-child td")[-1]
+            for section in browser.find_elements("css selector", "#tables section")
+        ]
+        assert len(last_cells) == 2 * 22
+        for element in [last_square, last_cells[0], last_cells[1], last_cells[-1]]:
+            browser.execute_script(
+                "arguments[0].scrollIntoView({block: 'center', inline: 'center'})", element
+            )
+            assert in_view(browser, element), (width, element.get_attribute("title"))
+        if width == 800:
+            browser.execute_script("window.scrollTo(0, 0)")
+            artifact(browser, tmp_path, "narrow-800.png")
+            # the filters stay on screen, also with the page scrolled to the last release
+            browser.execute_script(
+                "arguments[0].scrollIntoView({block: 'center', inline: 'center'})", last_cells[-1]
+            )
+            assert in_view(browser, browser.find_element("id", "outcome"))
+            artifact(browser, tmp_path, "narrow-800-scrolled.png")
+    assert not severe(browser)
+
+
+def test_every_state_has_its_own_colour_and_its_text_reads_at_aa_contrast(
+    window: Any, tmp_path: Path
+) -> None:
+    for table in (COLOURS, SQUARE_COLOURS):
+        for state, (background, text) in table.items():
+            assert contrast(background, text) >= 4.5, (state, background, text)
+    backgrounds = {state: rgb(bg) for state, (bg, _) in COLOURS.items()}
+    for (a, ca), (b, cb) in itertools.combinations(backgrounds.items(), 2):
+        assert math.dist(ca, cb) > 60, (a, b)  # install-error vs import-error, flaky, ...
+    assert set(SQUARE_COLOURS) == {"broken", "unexpected", "known", "pass", "skip", "n/a"}
+    assert len(set(SQUARE_COLOURS.values())) == len(SQUARE_COLOURS)
+
+    browser = open_page(window, sample_report(), tmp_path)
+    painted = browser.execute_script(
+        "return [...document.querySelectorAll('td.o, #squares td a, #unexpected .badge')]"
+        ".map((e) => [e.textContent, getComputedStyle(e).backgroundColor,"
+        "             getComputedStyle(e).color]);"
+    )
+    assert len(painted) > 20
+    for text, background, colour in painted:
+        assert contrast(background, colour) >= 4.5, (text, background, colour)
+
+
+def test_the_legend_names_every_outcome_in_the_colour_its_cells_show(
+    window: Any, tmp_path: Path
+) -> None:
+    browser = open_page(window, sample_report(), tmp_path)
     legend = browser.find_element("id", "legend")
     entries = legend.text.splitlines()
     assert entries == list(COLOURS)
     assert {"pass", "fail", "xfail", "xpass", "error", "crash", "timeout", "skip",
-            "install-error", "import-error"} <= set(entries)  # fmt: skip
+            "install-error", "import-error", "flaky"} <= set(entries)  # fmt: skip
     swatches = browser.execute_script(
         "return [...arguments[0].children].map("
         "(item) => getComputedStyle(item, '::before').backgroundColor);",
         legend,
     )
     shown_colours = {entry: rgb(c) for entry, c in zip(entries, swatches, strict=True)}
-    assert shown_colours == {entry: rgb(c) for entry, c in COLOURS.items()}
+    assert shown_colours == {entry: rgb(c) for entry, (c, _) in COLOURS.items()}
+    states = browser.find_element("id", "states")
+    assert states.text.splitlines() == ["broken", "unexpected", "known", "pass", "skip", "n/a"]
 
     for heading, row, column, outcome in [
         ("pads · onnx", "value_ints · shape_inference", "1.18.0", "xfail"),
@@ -248,15 +505,128 @@ def big_report(rows: int) -> Report:
                    axes={"onnxruntime": tuple(c.id for c in ready)})  # fmt: skip
 
 
-def test_the_page_stays_usable_at_5000_rows(browser: Any, tmp_path: Path) -> None:
-    open_page(browser, big_report(5000), tmp_path)
+def test_the_page_stays_usable_at_5000_rows(window: Any, tmp_path: Path) -> None:
+    browser = open_page(window, big_report(5000), tmp_path)
     assert count(browser) == "5000 of 5000 rows"
     select(browser, "outcome", "fail")
-    assert count(browser) == "52 of 5000 rows"
+    assert count(browser) == "52 of 5000 rows"  # 5,000 tests are a list, not twins
     failing = [f"test_{i:04d} · ort_run F F F" for i in range(0, 5000, 97)]
-    assert shown(browser) == ["suite · onnxruntime", "case · check 1.24.4 1.24.4 1.17.3",
-                              *failing]  # fmt: skip
+    assert shown(browser) == ["suite · onnxruntime",
+                              "ort_run fails on every release (1.24.4–1.17.3)",
+                              "case · check 1.24.4 1.24.4 1.17.3", *failing]  # fmt: skip
     browser.find_element("id", "text").send_keys("test_0097")
     assert count(browser) == "1 of 5000 rows"
-    assert shown(browser)[2:] == ["test_0097 · ort_run F F F"]
+    assert shown(browser)[3:] == ["test_0097 · ort_run F F F"]
+    lines = browser.find_elements("css selector", "#unexpected li")
+    assert len([li for li in lines if li.is_displayed()]) == 12  # the rest one click away
+    assert browser.find_element("css selector", "#unexpected details summary").text == (
+        f"{52 * 3 - 12} more"
+    )
     assert not severe(browser)
+
+
+def board() -> Report:
+    """A scoreboard run: three onnxruntime releases (one that did not install), backend
+    tests with all four checks, a regression on ort_run between the two that ran."""
+    cells = (
+        CellRecord("onnx1.23.2-ort1.21.1", "1.23.2", "1.21.1", CellState.INSTALL_ERROR),
+        ready("1.23.2", "1.22.1"),
+        ready("1.23.2", "1.24.4"),
+    )
+    checks = {"ort_run": "onnxruntime", "reference": "onnx", "shape_inference": "onnx",
+              "inferred_annotations": "onnx"}  # fmt: skip
+    outcomes = {"test_abs": (Outcome.PASS, Outcome.FAIL),
+                "test_add": (Outcome.FAIL, Outcome.PASS),
+                "test_cos": (Outcome.SKIP, Outcome.PASS),
+                "test_div": (Outcome.PASS, Outcome.PASS)}  # fmt: skip
+    cases = tuple(
+        CaseInfo(f"onnx_backend.{name}", "onnx_backend", name, "0", checks,
+                 tags=(name.split("_")[1].capitalize(),))
+        for name in outcomes
+    )  # fmt: skip
+    results = tuple(
+        CheckResult(cell.id, f"onnx_backend.{name}", check,
+                    pair[i] if check == "ort_run" else Outcome.PASS,
+                    detail="outputs differ" if pair[i] is Outcome.FAIL else "")
+        for name, pair in outcomes.items()
+        for i, cell in enumerate(cells[1:])
+        for check in checks
+    )  # fmt: skip
+    return Report(cells, cases, results, {"onnxruntime": tuple(c.id for c in cells)},
+                  families={"onnx_backend": "ONNX's backend node tests"},
+                  run={"generator_onnx": "1.23.2"})  # fmt: skip
+
+
+def test_the_scoreboard_has_a_page_of_its_own_with_every_check_and_its_chart(
+    window: Any, tmp_path: Path
+) -> None:
+    report = board()
+    page = tmp_path / "scoreboard.html"
+    page.write_text(render_scoreboard_html(report) or "")
+    assert render_scoreboard_html(sample_report()) is None  # no backend tests, no page
+    browser = window
+    browser.get(page.as_uri())
+    assert browser.title == "onnx-compat scoreboard"
+    text = lambda i: browser.find_element("id", i).text  # noqa: E731
+    assert text("board").splitlines() == [
+        "onnxruntime passed failed errors crashes timeouts skipped total pass rate",
+        "1.21.1 — — — — — — 0 install-error",
+        "1.22.1 2 1 0 0 0 1 4 66.7%",
+        "1.24.4 3 1 0 0 0 0 4 75.0%",
+    ]
+    assert text("checks").splitlines() == [
+        "onnxruntime ort_run reference shape_inference inferred_annotations",
+        "1.21.1 install-error install-error install-error install-error",
+        "1.22.1 2 / 3 · 66.7% 4 / 4 · 100.0% 4 / 4 · 100.0% 4 / 4 · 100.0%",
+        "1.24.4 3 / 4 · 75.0% 4 / 4 · 100.0% 4 / 4 · 100.0% 4 / 4 · 100.0%",
+    ]
+    assert text("regressions").splitlines() == [
+        "1 regression between consecutive releases",
+        "1.22.1 → 1.24.4 · ort_run · test_abs: fail: outputs differ",
+    ]
+    chart = browser.find_element("id", "chart")
+    assert not chart.is_displayed()  # no scoreboard.svg beside the page: no broken image
+    assert not severe(browser) or all("scoreboard.svg" in e["message"] for e in severe(browser))
+
+    (tmp_path / "scoreboard.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200">'
+        '<rect width="400" height="200" fill="#9fdcae"/></svg>'
+    )
+    browser.refresh()
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 5).until(lambda b: b.find_element("id", "chart").is_displayed())
+    img = browser.find_element("css selector", "#chart img")
+    assert img.get_attribute("src").endswith("/scoreboard.svg")
+    assert browser.execute_script("return arguments[0].naturalWidth", img) == 400
+    artifact(browser, tmp_path, "scoreboard.png")
+
+    # the matrix of a scoreboard run links to it; a plain run's matrix does not
+    open_page(browser, report, tmp_path)
+    link = browser.find_element("id", "scoreboard")
+    assert link.is_displayed() and link.get_attribute("href").endswith("/scoreboard.html")
+    open_page(browser, sample_report(), tmp_path)
+    assert not browser.find_element("id", "scoreboard").is_displayed()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("COMPAT_SCREENSHOT_RESULTS"),
+    reason="set COMPAT_SCREENSHOT_RESULTS=path/to/matrix.json for a screenshot of a real run",
+)
+def test_a_real_runs_page_whole(browser: Any, tmp_path: Path) -> None:
+    """A look at a real run's page: the first screen and the whole page."""
+    report = read_json(Path(os.environ["COMPAT_SCREENSHOT_RESULTS"]))
+    browser.set_window_size(1600, 1000)
+    open_page(browser, report, tmp_path)
+    assert not severe(browser)
+    artifact(browser, tmp_path, "real-first-screen.png")
+    width, height = browser.execute_script(
+        "const e = document.documentElement; return [e.scrollWidth, e.scrollHeight];"
+    )
+    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
+    })  # fmt: skip
+    whole = Path(os.environ.get("COMPAT_ARTIFACTS", tmp_path)) / "real-whole-page.png"
+    whole.write_bytes(base64.b64decode(shot["data"]))
+    assert whole.stat().st_size > 100_000

@@ -262,8 +262,21 @@ def test_html_data_matches_the_snapshot_and_the_page_is_self_contained() -> None
     check_golden("matrix-html-data.json", json.dumps(page_data(report), indent=1, sort_keys=True))
     page = render_html(report)
     assert page == render_html(report)  # deterministic
-    for needle in ('id="family"', 'id="check"', 'id="outcome"', 'id="detail"', "position: sticky"):
+    for needle in ('id="family"', 'id="release"', 'id="check"', 'id="outcome"', 'id="detail"',
+                   'id="close"', 'id="squares"', 'id="unexpected"', "position: sticky",
+                   "<title>onnx-compat matrix</title>"):  # fmt: skip
         assert needle in page
+    data = page_data(report)  # the summary first: squares, the unexpected results, twins
+    states = [square[0] for square in data["summary"]["squares"][0]]
+    assert states == ["known", "pass", "broken", "unexpected"]
+    assert [(u["cell"], u["case"], u["outcome"]) for u in data["unexpected"]] == [
+        ("onnx1.23.2-ort1.14.1", "", "install-error"),
+        ("onnx1.23.2-ort1.17.3", "pads.tensor", "crash"),
+    ]
+    assert data["unexpected"][1]["repro"] == (
+        "nox -s repro -- onnx==1.23.2 onnxruntime==1.17.3 --cases pads.tensor"
+    )
+    assert {row["group"] for t in data["tables"] for row in t["rows"]} == {"pads"}
     assert "http://" not in page.replace("https://example.org", "")  # nothing loaded from afar
     assert "<script src" not in page and "<link" not in page
 

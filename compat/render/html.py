@@ -1,43 +1,108 @@
 """reports/matrix.html: one self-contained page (no network) to explore the matrix.
 
-A colour grid of case · check × release per family and axis, with a legend,
-sticky headers, filters (family, check, outcome, text) and a detail panel for
-the clicked result (message, phase, installed versions, repro command). The
-data travels as JSON inside the page and the grid is built in the browser, so a
+First the answer: a family × release grid of squares (the summary, worst state
+first) with every unexpected result listed under it, each with its repro command.
+Then, under a filter bar that stays on screen, the colour grid of case · check ×
+release per family and axis, with a legend, sticky headers, a detail panel for the
+clicked result (message, phase, installed versions, repro command), and filters
+(family, release, check, outcome, text) kept in the URL's hash so a filtered view
+can be shared. A filtered row keeps its twins (the same check on the other variants
+of its case group) visible, dimmed, next to it.
+
+The data travels as JSON inside the page and the grid is built in the browser, so a
 5,000-row suite stays a few megabytes and filters stay fast.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from importlib import resources
 from typing import Any
 
+from compat.backend_suite import FAMILY as BACKEND_FAMILY
 from compat.followup.repro import repro_command
 from compat.outcomes import CellState
-from compat.render.grid import build_tables, variant
+from compat.render.grid import Table, build_tables, column_label, link_label, variant
+from compat.render.summary import MEANINGS, STATES, Since, Summary, summarize
 from compat.report import Report
 
-COLOURS = {
-    "pass": "#2e9d57",
-    "fail": "#d33a2c",
-    "xfail": "#e8a33d",
-    "xpass": "#7b4fd6",
-    "flaky": "#0f6e8c",
-    "error": "#b3126f",
-    "crash": "#3b0d0d",
-    "timeout": "#8a5a00",
-    "skip": "#b9c2cc",
-    "n/a": "#eef1f4",
-    "install-error": "#6b7785",
-    "import-error": "#6b7785",
+#: Every entry a grid cell can hold: (background, text colour). All distinct, and the
+#: text on each background reaches WCAG AA (4.5:1, checked by tests/test_browser.py).
+COLOURS: dict[str, tuple[str, str]] = {
+    "pass": ("#9fdcae", "#0b3a1c"),
+    "fail": ("#c62828", "#ffffff"),
+    "xfail": ("#f7c95c", "#3d2800"),
+    "xpass": ("#6a3fc8", "#ffffff"),
+    "flaky": ("#f4a6d7", "#4a0d33"),
+    "error": ("#b0127a", "#ffffff"),
+    "crash": ("#2b0a0a", "#ffffff"),
+    "timeout": ("#e8853a", "#2b1400"),
+    "skip": ("#c8d0d9", "#1d2733"),
+    "n/a": ("#f4f6f8", "#4a5663"),
+    "install-error": ("#4b5563", "#ffffff"),
+    "import-error": ("#1e56b0", "#ffffff"),
 }
+
+#: The summary's squares, in the same colours as the outcomes they stand for.
+SQUARE_COLOURS: dict[str, tuple[str, str]] = {
+    "broken": COLOURS["install-error"],
+    "unexpected": COLOURS["fail"],
+    "known": COLOURS["xfail"],
+    "pass": COLOURS["pass"],
+    "skip": COLOURS["skip"],
+    "n/a": COLOURS["n/a"],
+}
+
+#: A row's twins (the same check on the other cases of its group, `family.group.x`)
+#: stay visible next to it when a filter picks it, for groups of at most this many
+#: cases; larger groups (a suite of 1,900 tests) are a list, not a set of twins.
+MAX_TWINS = 6
+
+
+def twin_groups(report: Report) -> dict[str, str]:
+    """case id -> its twin group (the id without its last part), "" when it has none."""
+    groups = {case.id: case.id.rsplit(".", 1)[0] for case in report.cases}
+    sizes = Counter(groups.values())
+    return {case: g if 2 <= sizes[g] <= MAX_TWINS else "" for case, g in groups.items()}
+
+
+def _spans(labels: tuple[str, ...], picked: tuple[str, ...]) -> str:
+    """The picked labels as ranges of neighbours: `1.14.1–1.17.0, 1.20.1`."""
+    runs: list[list[str]] = []
+    last = -2
+    for i, label in enumerate(labels):
+        if label in picked:
+            if i == last + 1:
+                runs[-1].append(label)
+            else:
+                runs.append([label])
+            last = i
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
+def since_sentence(since: Since, labels: tuple[str, ...]) -> str:
+    """`shape_inference works since 1.21.0; fails on 1.14.1–1.20.1 (onnx #6697)`."""
+    cite = f" ({', '.join(since.links)})" if since.links else ""
+    fails = _spans(labels, since.broken)
+    if len(since.broken) == len(labels):
+        return f"{since.check} fails on every release ({fails}){cite}"
+    if not since.first:
+        return f"{since.check} fails on {fails}, the latest release included{cite}"
+    return f"{since.check} works since {since.first}; fails on {fails}{cite}"
 
 
 def page_data(report: Report) -> dict[str, Any]:
     """Everything the page shows, as plain JSON (sorted, so the page is deterministic)."""
+    options = report.run.get("options")
+    groups = twin_groups(report)
+    grid = build_tables(report)
+    summary = summarize(report)
+    since: dict[tuple[str, str], list[Since]] = {}
+    for item in summary.since:
+        since.setdefault((item.family, item.axis), []).append(item)
     tables = []
-    for table in build_tables(report):
+    for table in grid:
         rows = []
         for row in table.rows:
             details = [
@@ -49,10 +114,13 @@ def page_data(report: Report) -> dict[str, Any]:
             rows.append({
                 "case": row.case, "variant": variant(row.case, table.family),
                 "check": row.check, "entries": list(row.entries), "details": details,
+                "group": groups.get(row.case, ""),
             })  # fmt: skip
         tables.append({
             "family": table.family, "axis": table.axis, "labels": list(table.labels),
             "cells": [c.id for c in table.cells], "rows": rows,
+            "since": [since_sentence(s, table.labels)
+                      for s in since.get((table.family, table.axis), [])],
         })  # fmt: skip
     cells = {
         c.id: {
@@ -70,18 +138,92 @@ def page_data(report: Report) -> dict[str, Any]:
         "cells": cells,
         "families": report.families,
         "descriptions": {c.id: c.description for c in report.cases},
-        "repro": {c.id: repro_command(c, [], report.run.get("options")) for c in report.cells},
-        "colours": COLOURS,
+        "repro": {c.id: repro_command(c, [], options) for c in report.cells},
+        "colours": {state: list(pair) for state, pair in COLOURS.items()},
         "order": list(COLOURS),  # the legend's order (the JSON's keys are sorted)
+        "summary": summary_data(report, summary),
+        "unexpected": unexpected_data(report, grid),
+        "scoreboard": any(c.family == BACKEND_FAMILY for c in report.cases),
     }
 
 
+def summary_data(report: Report, summary: Summary) -> dict[str, Any]:
+    """The family × release squares, the states' legend and a headline of counts."""
+    squares = []
+    for family in summary.families:
+        line = []
+        for i in range(len(summary.columns)):
+            square = summary.squares[(family, i)]
+            counts = ", ".join(f"{square.counts[o]} {o}" for o in COLOURS if square.counts.get(o))
+            links = "".join(f"; {link_label(link)}" for link in square.links)
+            line.append([square.state, square.number, counts + links])
+        squares.append(line)
+    outcomes = Counter(r.outcome.value for r in report.results)
+    return {
+        "families": list(summary.families),
+        "columns": [
+            {"axis": c.axis, "label": c.label, "title": c.title, "cell": c.cell.id}
+            for c in summary.columns
+        ],
+        "squares": squares,
+        "states": list(STATES),
+        "meanings": MEANINGS,
+        "colours": {state: list(pair) for state, pair in SQUARE_COLOURS.items()},
+        "headline": {
+            "cells": len(report.cells),
+            "broken": len(report.broken_cells),
+            "cases": len(report.cases),
+            "results": len(report.results),
+            "outcomes": [[o, outcomes[o]] for o in COLOURS if outcomes.get(o)],
+        },
+    }
+
+
+def unexpected_data(report: Report, tables: list[Table]) -> list[dict[str, str]]:
+    """Broken cells, then every unexpected result in the grid's order, one line each:
+    where to find it (family, release), what it says and how to reproduce it."""
+    options = report.run.get("options")
+    cells = {c.id: c for c in report.cells}
+    out: list[dict[str, str]] = []
+    for cell in report.broken_cells:
+        axis = next((a for a, ids in report.axes.items() if cell.id in ids), "")
+        out.append({
+            "cell": cell.id, "case": "", "check": "", "family": "", "outcome": cell.state.value,
+            "release": f"{axis}:{column_label(axis, cell)}" if axis else "",
+            "summary": cell.summary,
+            "repro": repro_command(cell, [], options),
+        })  # fmt: skip
+    seen: set[tuple[str, str, str]] = set()
+    for table in tables:
+        for row in table.rows:
+            for label, result in zip(table.labels, row.results, strict=True):
+                if result is None or not result.outcome.unexpected:
+                    continue
+                key = (result.cell, result.case, result.check)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append({
+                    "cell": result.cell, "case": result.case, "check": result.check,
+                    "family": table.family, "outcome": result.outcome.value,
+                    "release": f"{table.axis}:{label}",
+                    "summary": result.summary.replace("\n", " "),
+                    "repro": repro_command(cells[result.cell], [result.case], options),
+                })  # fmt: skip
+    return out
+
+
 def render_html(report: Report) -> str:
-    data = json.dumps(page_data(report), sort_keys=True, ensure_ascii=False)
-    data = data.replace("</", "<\\/")  # nothing in the data may close the script element
-    page = _asset("matrix.html").replace("/*STYLE*/", _asset("matrix.css"))
-    page = page.replace("/*SCRIPT*/", _asset("matrix.js"))
-    return page.replace("/*DATA*/", data)
+    return fill("matrix", page_data(report))
+
+
+def fill(name: str, data: dict[str, Any]) -> str:
+    """page/NAME.html with page/NAME.css, page/NAME.js and the data put in its slots."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    text = text.replace("</", "<\\/")  # nothing in the data may close the script element
+    page = _asset(f"{name}.html").replace("/*STYLE*/", _asset(f"{name}.css"))
+    page = page.replace("/*SCRIPT*/", _asset(f"{name}.js"))
+    return page.replace("/*DATA*/", text)
 
 
 def _asset(name: str) -> str:

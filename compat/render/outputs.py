@@ -14,7 +14,7 @@ from compat.render.docs_pages import FOLDER, family_pages
 from compat.render.html import render_html
 from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
-from compat.render.scoreboard import render_scoreboard
+from compat.render.scoreboard import render_scoreboard, render_scoreboard_html
 from compat.render.svg import heatmap_svg, passrate_svg
 from compat.report import Report, write_json
 
@@ -40,6 +40,7 @@ RENDERERS: dict[str, Callable[[Report, Style], Rendered]] = {
     "matrix.html": lambda report, style: render_html(report),
     "junit.xml": lambda report, style: render_junit(report),
     "scoreboard.md": lambda report, style: render_scoreboard(report),
+    "scoreboard.html": lambda report, style: render_scoreboard_html(report),
     "scoreboard.svg": lambda report, style: passrate_svg(report) if _suite(report) else None,
 }
 #: The docs: the index, the family pages it links and the picture it shows.

@@ -159,3 +159,88 @@ def render_scoreboard(report: Report) -> str | None:
         "",
         *_changes(report, releases),
     ]) + "\n"  # fmt: skip
+
+
+# reports/scoreboard.html: the same answers as a page of its own (the matrix keeps
+# matrix.html); the data is JSON, page/scoreboard.{html,css,js} lay it out.
+
+#: The pass-rate chart beside the page, when one was drawn: shown if present.
+CHART = "scoreboard.svg"
+
+
+def _check_results(report: Report, check: str) -> dict[tuple[str, str], CheckResult]:
+    return {
+        (r.cell, r.case): r
+        for r in report.results
+        if r.check == check and r.case.startswith(FAMILY + ".")
+    }
+
+
+def scoreboard_page_data(report: Report) -> dict[str, object]:
+    """What scoreboard.html shows: the scoreboard rows, every check of the suite per
+    release (passed / attempted), regressions between consecutive releases on each check,
+    and the per-op table."""
+    from compat.backend_suite import CHECKS as SUITE_CHECKS
+
+    releases = _releases(report)
+    ready = [c for c in releases if c.state.value == "ready"]
+    present = {r.check for r in report.results if r.case.startswith(FAMILY + ".")}
+    checks = [c for c in SUITE_CHECKS if c in present] + sorted(present - set(SUITE_CHECKS))
+    by_check = {check: _check_results(report, check) for check in checks}
+    per_check = []
+    for cell in releases:
+        line: list[object] = [cell.onnxruntime, cell.state.value]
+        for check in checks:
+            counts = Counter(BUCKET.get(r.outcome.value, "errors")
+                             for (c, _), r in by_check[check].items() if c == cell.id)  # fmt: skip
+            line.append([counts["passed"], sum(counts.values()) - counts["skipped"],
+                         counts["skipped"], sum(counts.values())])  # fmt: skip
+        per_check.append(line)
+    regressions = []
+    for check in checks:
+        results = by_check[check]
+        for before, after in itertools.pairwise(ready):
+            for (where, case), new in sorted(results.items()):
+                old = results.get((before.id, case))
+                if (
+                    where == after.id
+                    and old
+                    and old.outcome.value in PASSED
+                    and (new.outcome.value not in PASSED)
+                ):
+                    regressions.append([before.onnxruntime, after.onnxruntime, check,
+                                        case[len(FAMILY) + 1 :],
+                                        new.summary.replace("\n", " ")])  # fmt: skip
+    op_of = {c.id: (c.tags[0] if c.tags else "?") for c in report.cases if c.family == FAMILY}
+    ops = []
+    results = by_check.get(CHECK, {})
+    for op in sorted(set(op_of.values())):
+        row: list[object] = [op]
+        for cell in ready:
+            mine = [r for (c, case), r in results.items() if c == cell.id and op_of.get(case) == op]
+            attempted = [r for r in mine if r.outcome.value != "skip"]
+            passed = [r for r in attempted if r.outcome.value in PASSED]
+            row.append([len(passed), len(attempted)])
+        ops.append(row)
+    return {
+        "tests": sum(1 for c in report.cases if c.family == FAMILY),
+        "generator": str(report.run.get("generator_onnx", "?")),
+        "check": CHECK,
+        "headers": ["onnxruntime", *COLUMNS, "total", "pass rate"],
+        "rows": scoreboard_rows(report),
+        "checks": checks,
+        "per_check": per_check,
+        "regressions": regressions,
+        "releases": [c.onnxruntime for c in ready],
+        "ops": ops,
+        "chart": CHART,
+    }
+
+
+def render_scoreboard_html(report: Report) -> str | None:
+    """reports/scoreboard.html, or None when the run had no backend tests."""
+    from compat.render.html import fill
+
+    if not any(c.family == FAMILY for c in report.cases):
+        return None
+    return fill("scoreboard", scoreboard_page_data(report))

@@ -9,80 +9,303 @@ const el = (tag, props, text) => {
 };
 const MARK = {pass: "", fail: "F", xfail: "x", xpass: "X", flaky: "~", error: "E", crash: "C",
   timeout: "T", skip: "s", "n/a": "", "install-error": "I", "import-error": "M"};
+const UNEXPECTED = new Set(["fail", "error", "crash", "timeout", "xpass", "flaky",
+  "install-error", "import-error"]);
+/** The filters: [key in the URL's hash, id of the control]. */
+const FILTERS = [["family", "family"], ["release", "release"], ["check", "check"],
+  ["outcome", "outcome"], ["case", "text"]];
+const SHOWN_UNEXPECTED = 12;  // more are one click away, never in a box of their own
+const SECTIONS = [];  // {section, table, body, trs, order}
+const CLASS = {};  // outcome or square state -> its colour class
 
-function fillSelect(select, values) {
-  for (const v of values) select.appendChild(el("option", {value: v}, v));
+function paletteStyle() {
+  const rules = [];
+  DATA.order.forEach((state, i) => {
+    const [bg, fg] = DATA.colours[state];
+    CLASS["o:" + state] = "k" + i;
+    rules.push(`.k${i} { --c: ${bg}; --f: ${fg}; }`);
+  });
+  DATA.summary.states.forEach((state, i) => {
+    const [bg, fg] = DATA.summary.colours[state];
+    CLASS["s:" + state] = "q" + i;
+    rules.push(`.q${i} { --c: ${bg}; --f: ${fg}; }`);
+  });
+  document.head.appendChild(el("style", {}, rules.join("\n")));
+  document.head.appendChild(el("style", {id: "dynamic"}));
 }
 
-function build() {
+function hashOf(values) {
+  const params = new URLSearchParams();
+  for (const [key] of FILTERS) if (values[key]) params.set(key, values[key]);
+  const text = params.toString();
+  return text ? "#" + text : "";
+}
+
+function current() {
+  return Object.fromEntries(FILTERS.map(([key, id]) => [key, $(id).value.trim()]));
+}
+
+function fillSelect(select, values) {
+  for (const [value, text] of values) select.appendChild(el("option", {value}, text));
+}
+
+function buildSummary() {
+  const summary = DATA.summary, head = summary.headline;
+  const outcomes = head.outcomes.map(([o, n]) => n.toLocaleString("en-US") + " " + o);
+  $("headline").textContent = head.cells + " environments"
+    + (head.broken ? " (" + head.broken + " broken)" : "") + " · " + head.cases + " cases · "
+    + head.results.toLocaleString("en-US") + " results" + (outcomes.length ? ": " : "")
+    + outcomes.join(" · ");
+  const grid = $("squares");
+  const axes = el("tr"), labels = el("tr");
+  axes.appendChild(el("th"));
+  labels.appendChild(el("th", {}, "family"));
+  summary.columns.forEach((column, i) => {
+    const start = i > 0 && summary.columns[i - 1].axis !== column.axis ? " start" : "";
+    if (i === 0 || start) {
+      const span = summary.columns.filter((c) => c.axis === column.axis).length;
+      const name = column.axis === "onnxruntime" && span < 6 ? "ort" : column.axis;
+      const th = el("th", {className: "axis" + start, colSpan: span, title: column.axis});
+      th.appendChild(el("span", {}, name));  // as wide as its releases, never wider
+      axes.appendChild(th);
+    }
+    const th = el("th", {className: "v" + start, title: column.title});
+    th.appendChild(el("span", {}, column.label));
+    labels.appendChild(th);
+  });
+  const thead = el("thead");
+  thead.append(axes, labels);
+  const body = el("tbody");
+  summary.families.forEach((family, fi) => {
+    const tr = el("tr");
+    tr.dataset.family = family;
+    const th = el("th", {title: family + (DATA.families[family] ? ": " + DATA.families[family] : "")});
+    th.appendChild(el("a", {href: hashOf({family})}, family));
+    tr.appendChild(th);
+    summary.squares[fi].forEach(([state, number, counts], ci) => {
+      const column = summary.columns[ci];
+      const outcome = state === "unexpected" || state === "broken" ? "unexpected"
+        : state === "known" ? "xfail" : "";
+      const release = column.axis + ":" + column.label;
+      const start = ci > 0 && summary.columns[ci - 1].axis !== column.axis;
+      const td = el("td", {className: start ? "start" : ""});
+      td.dataset.release = release;
+      const link = el("a", {
+        href: hashOf({family, release, outcome}), className: CLASS["s:" + state],
+        title: family + " · " + column.title + ": " + state + (counts ? " (" + counts + ")" : ""),
+      }, number ? (number > 999 ? "1k+" : String(number)) : "");
+      td.appendChild(link);
+      tr.appendChild(td);
+    });
+    body.appendChild(tr);
+  });
+  grid.append(thead, body);
+  for (const state of summary.states) {
+    $("states").appendChild(el("span", {className: CLASS["s:" + state],
+      title: summary.meanings[state]}, state));
+  }
+}
+
+function unexpectedLine(item) {
+  const li = el("li");
+  const where = [item.cell, item.case, item.check].filter(Boolean).join(" \u00b7 ");
+  const link = el("a", {className: "what", href: hashOf({family: item.family,
+    release: item.release, outcome: "unexpected", case: item.case})}, where);
+  link.dataset.index = DATA.unexpected.indexOf(item);
+  li.append(link, el("span", {className: "badge " + CLASS["o:" + item.outcome]}, item.outcome));
+  li.appendChild(el("span", {className: "why", title: item.summary}, item.summary));
+  li.appendChild(el("code", {}, item.repro));
+  return li;
+}
+
+function buildUnexpected() {
+  const box = $("unexpected"), list = DATA.unexpected;
+  if (!list.length) {
+    const known = DATA.summary.headline.outcomes.find(([o]) => o === "xfail");
+    box.appendChild(el("p", {id: "none"}, "No unexpected results" + (known
+      ? ": every failure is a known upstream bug (" + known[1] + " xfail)." : ".")));
+    return;
+  }
+  box.appendChild(el("h2", {}, list.length + " unexpected"));
+  const first = el("ol");
+  for (const item of list.slice(0, SHOWN_UNEXPECTED)) first.appendChild(unexpectedLine(item));
+  box.appendChild(first);
+  if (list.length > SHOWN_UNEXPECTED) {
+    const more = el("details");
+    more.appendChild(el("summary", {}, (list.length - SHOWN_UNEXPECTED) + " more"));
+    const rest = el("ol");
+    for (const item of list.slice(SHOWN_UNEXPECTED)) rest.appendChild(unexpectedLine(item));
+    more.appendChild(rest);
+    box.appendChild(more);
+  }
+}
+
+function buildControls() {
   const families = [...new Set(DATA.tables.map((t) => t.family))];
   const checks = [...new Set(DATA.tables.flatMap((t) => t.rows.map((r) => r.check)))];
-  const outcomes = DATA.order;
-  fillSelect($("family"), families);
-  fillSelect($("check"), checks);
-  fillSelect($("outcome"), outcomes);
-  for (const o of outcomes) {
-    const item = el("span", {}, o);
-    item.style.setProperty("--c", DATA.colours[o]);
-    $("legend").appendChild(item);
-  }
+  fillSelect($("family"), families.map((f) => [f, f]));
+  fillSelect($("release"), DATA.summary.columns.map((c) => [c.axis + ":" + c.label, c.title]));
+  fillSelect($("check"), checks.map((c) => [c, c]));
+  fillSelect($("outcome"), DATA.order.map((o) => [o, o]));
+  for (const o of DATA.order) $("legend").appendChild(el("span", {className: CLASS["o:" + o]}, o));
+}
+
+function buildTables() {
   const main = $("tables");
   DATA.tables.forEach((table, ti) => {
     const section = el("section");
     section.dataset.family = table.family;
+    section.dataset.axis = table.axis;
     section.appendChild(el("h2", {}, table.family + " \u00b7 " + table.axis));
     section.appendChild(el("p", {}, DATA.families[table.family] || ""));
-    const scroll = el("div", {className: "scroll"});
-    const grid = el("table");
+    if (table.since.length) {
+      const since = el("ul", {className: "since"});
+      for (const line of table.since) since.appendChild(el("li", {}, line));
+      section.appendChild(since);
+    }
+    const grid = el("table", {className: "grid"});
     const head = el("tr");
     head.appendChild(el("th", {}, "case \u00b7 check"));
-    for (const label of table.labels) head.appendChild(el("th", {}, label));
+    for (const label of table.labels) {
+      const th = el("th", {className: "v", title: table.axis + " " + label});
+      th.appendChild(el("span", {}, label));
+      head.appendChild(th);
+    }
     grid.appendChild(el("thead")).appendChild(head);
     const body = el("tbody");
-    const rows = document.createDocumentFragment();
-    table.rows.forEach((row, ri) => {
+    const trs = table.rows.map((row, ri) => {
       const tr = el("tr");
-      tr.dataset.case = row.case;
-      tr.dataset.check = row.check;
-      tr.dataset.outcomes = " " + row.entries.join(" ") + " ";
       tr.appendChild(el("th", {title: DATA.descriptions[row.case] || ""},
         row.variant + " \u00b7 " + row.check));
       row.entries.forEach((entry, ci) => {
-        const td = el("td", {className: "o", title: table.labels[ci] + ": " + entry},
-          MARK[entry] || "");
-        td.style.setProperty("--c", DATA.colours[entry]);
+        const td = el("td", {className: "o " + CLASS["o:" + entry],
+          title: table.labels[ci] + ": " + entry}, MARK[entry] || "");
         td.dataset.at = ti + "," + ri + "," + ci;
         tr.appendChild(td);
       });
-      rows.appendChild(tr);
+      return tr;
     });
-    body.appendChild(rows);
+    body.append(...trs);
     grid.appendChild(body);
-    scroll.appendChild(grid);
-    section.appendChild(scroll);
+    section.appendChild(grid);
     main.appendChild(section);
+    SECTIONS.push({section, table, body, trs, order: ""});
   });
 }
 
-function applyFilters() {
-  const family = $("family").value, check = $("check").value;
-  const outcome = $("outcome").value, text = $("text").value.trim().toLowerCase();
-  let shown = 0, total = 0;
-  for (const section of document.querySelectorAll("section")) {
-    let visible = 0;
-    const familyOk = !family || section.dataset.family === family;
-    for (const tr of section.querySelectorAll("tbody tr")) {
-      total += 1;
-      const ok = familyOk && (!check || tr.dataset.check === check)
-        && (!outcome || tr.dataset.outcomes.includes(" " + outcome + " "))
-        && (!text || tr.dataset.case.toLowerCase().includes(text));
-      tr.hidden = !ok;
-      if (ok) visible += 1;
+function outcomeOk(outcome, entries) {
+  if (!outcome) return true;
+  if (outcome === "not-pass") return entries.some((e) => e !== "pass");
+  if (outcome === "unexpected") return entries.some((e) => UNEXPECTED.has(e));
+  return entries.includes(outcome);
+}
+
+/** Rows of the same twin group and check where a filter picks some and not others: the
+ * others stay visible as twins, and the group moves to where its first picked row is. */
+function twinsOf(rows, picked) {
+  const groups = new Map();
+  rows.forEach((row, i) => {
+    if (!row.group) return;
+    const key = row.group + "\u0000" + row.check;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(i);
+  });
+  const mixed = new Map();
+  for (const members of groups.values()) {
+    if (members.some((i) => picked[i]) && !members.every((i) => picked[i])) {
+      for (const i of members) mixed.set(i, members);
     }
-    section.hidden = visible === 0;
+  }
+  return mixed;
+}
+
+function applyFilters() {
+  const f = current(), text = f.case.toLowerCase();
+  const cut = f.release.indexOf(":");
+  const axis = f.release ? f.release.slice(0, cut) : "", label = f.release.slice(cut + 1);
+  let shown = 0, twins = 0, total = 0, column = -1;
+  for (const s of SECTIONS) {
+    const t = s.table;
+    total += t.rows.length;
+    const col = axis ? (t.axis === axis ? t.labels.indexOf(label) : -1) : null;
+    if ((f.family && t.family !== f.family) || col === -1) {
+      s.section.hidden = true;
+      continue;
+    }
+    if (col !== null) column = col;
+    const picked = t.rows.map((row) => (!f.check || row.check === f.check)
+      && (!text || row.case.toLowerCase().includes(text))
+      && outcomeOk(f.outcome, col === null ? row.entries : [row.entries[col]]));
+    const mixed = twinsOf(t.rows, picked);
+    const order = [];
+    if (mixed.size) {
+      const placed = new Set();
+      t.rows.forEach((_, i) => {
+        if (placed.has(i)) return;
+        const members = mixed.get(i);
+        if (!members) {
+          order.push(i);
+        } else if (picked[i]) {
+          for (const j of members) if (!placed.has(j)) { order.push(j); placed.add(j); }
+        }
+      });
+    }
+    const signature = order.join(",");
+    if (signature !== s.order) {
+      s.body.append(...(order.length ? order.map((i) => s.trs[i]) : s.trs));
+      s.order = signature;
+    }
+    let visible = 0;
+    s.trs.forEach((tr, i) => {
+      const twin = !picked[i] && mixed.has(i);
+      tr.hidden = !picked[i] && !twin;
+      tr.classList.toggle("twin", twin);
+      if (picked[i]) visible += 1;
+      if (twin) twins += 1;
+    });
+    s.section.hidden = visible === 0;
     shown += visible;
   }
-  $("count").textContent = shown + " of " + total + " rows";
+  $("count").textContent = shown + " of " + total + " rows"
+    + (twins ? " (+" + twins + (twins === 1 ? " twin)" : " twins)") : "");
+  $("dynamic").textContent = column < 0 ? "" : "section[data-axis=\"" + CSS.escape(axis)
+    + "\"] table.grid tr > :nth-child(" + (column + 2) + ") { box-shadow: inset 2px 0 0 "
+    + "var(--ink), inset -2px 0 0 var(--ink); }";
+  for (const tr of $("squares").tBodies[0].rows) {
+    tr.classList.toggle("on", tr.dataset.family === f.family);
+    for (const td of tr.cells) {
+      td.classList.toggle("on", !!f.release && td.dataset.release === f.release
+        && (!f.family || tr.dataset.family === f.family));
+    }
+  }
+}
+
+function readHash() {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+  for (const [key, id] of FILTERS) {
+    const node = $(id), value = params.get(key) || "";
+    const known = node.tagName !== "SELECT" || [...node.options].some((o) => o.value === value);
+    node.value = known ? value : "";
+  }
+}
+
+function writeHash() {
+  const hash = hashOf(current());
+  if (hash !== location.hash) history.replaceState(null, "", hash || location.pathname + location.search);
+}
+
+/** Follows a link of the summary: the filters of its hash (a new history entry), then
+ * `then` (scroll to the grid, open a result). */
+function go(hash, then) {
+  if (hash !== location.hash) history.pushState(null, "", hash || location.pathname + location.search);
+  readHash();
+  applyFilters();
+  then();
+}
+
+function toTables() {
+  const top = $("filters-at").getBoundingClientRect().top + window.scrollY;
+  window.scrollTo({top, behavior: "instant"});
 }
 
 function showDetail(td) {
@@ -91,7 +314,7 @@ function showDetail(td) {
   const cellId = table.cells[ci], cell = DATA.cells[cellId];
   const [phase, detail, known] = row.details[ci];
   const entry = row.entries[ci];
-  const panel = $("detail");
+  const panel = $("detail-body");
   panel.replaceChildren();
   panel.appendChild(el("strong", {}, row.case + " \u00b7 " + row.check + " @ " + cellId));
   const list = el("dl");
@@ -111,21 +334,80 @@ function showDetail(td) {
     + (cell.python ? ", Python " + cell.python : ""));
   add("reproduce", DATA.repro[cellId] + " --cases " + row.case);
   panel.appendChild(list);
-  panel.hidden = false;
+  $("detail").hidden = false;
   document.querySelectorAll("td.sel").forEach((node) => node.classList.remove("sel"));
   td.classList.add("sel");
 }
 
-build();
-applyFilters();
-for (const id of ["family", "check", "outcome", "text"]) {
-  $(id).addEventListener("input", applyFilters);
-  $(id).addEventListener("change", applyFilters);
+function closeDetail() {
+  $("detail").hidden = true;
+  document.querySelectorAll("td.sel").forEach((node) => node.classList.remove("sel"));
 }
+
+/** The grid cell of an unexpected result, shown and opened. */
+function reveal(item) {
+  for (const s of SECTIONS) {
+    if (s.section.hidden || s.table.family !== item.family) continue;
+    const ri = s.table.rows.findIndex((r) => r.case === item.case && r.check === item.check);
+    const ci = s.table.cells.indexOf(item.cell);
+    if (ri < 0 || ci < 0) continue;
+    const td = s.trs[ri].cells[ci + 1];
+    showDetail(td);
+    td.scrollIntoView({block: "center", inline: "nearest"});
+    return;
+  }
+  toTables();
+}
+
+function track() {
+  const root = document.documentElement;
+  const sizes = () => {
+    root.style.setProperty("--vw", root.clientWidth + "px");
+    root.style.setProperty("--bar-h", $("bar").offsetHeight + "px");
+  };
+  new ResizeObserver(sizes).observe($("bar"));
+  new ResizeObserver(sizes).observe(root);
+  sizes();
+}
+
+paletteStyle();
+$("scoreboard").hidden = !DATA.scoreboard;
+buildSummary();
+buildUnexpected();
+buildControls();
+buildTables();
+readHash();
+applyFilters();
+track();
+for (const [, id] of FILTERS) {
+  $(id).addEventListener("input", () => { applyFilters(); writeHash(); });
+  $(id).addEventListener("change", () => { applyFilters(); writeHash(); });
+}
+$("clear").addEventListener("click", () => {
+  for (const [, id] of FILTERS) $(id).value = "";
+  applyFilters();
+  writeHash();
+});
+window.addEventListener("hashchange", () => { readHash(); applyFilters(); });
+window.addEventListener("popstate", () => { readHash(); applyFilters(); });
+$("squares").addEventListener("click", (event) => {
+  const link = event.target.closest("a");
+  if (!link) return;
+  event.preventDefault();
+  go(link.getAttribute("href"), toTables);
+});
+$("unexpected").addEventListener("click", (event) => {
+  const link = event.target.closest("a.what");
+  if (!link) return;
+  event.preventDefault();
+  const item = DATA.unexpected[Number(link.dataset.index)];
+  go(link.getAttribute("href"), () => (item.case ? reveal(item) : toTables()));
+});
 $("tables").addEventListener("click", (event) => {
   const td = event.target.closest("td.o");
   if (td) showDetail(td);
 });
+$("close").addEventListener("click", closeDetail);
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape") $("detail").hidden = true;
+  if (event.key === "Escape") closeDetail();
 });
