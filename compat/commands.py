@@ -71,7 +71,11 @@ def cmd_scoreboard(args: argparse.Namespace) -> int:
         "options": run_options(args),
     }
     report = run_matrix(plan, corpus, settings, Progress(len(plan.cells)), extra_meta=meta)
-    paths = write_reports(report, args.out, names=("scoreboard.md", "matrix.html", "junit.xml"))
+    paths = write_reports(
+        report,
+        args.out,
+        names=("scoreboard.md", "scoreboard.html", "scoreboard.svg", "matrix.html", "junit.xml"),
+    )
     print(text_table(scoreboard_rows(report), ["onnxruntime", *COLUMNS, "total", "pass rate"]))
     print(f"\n{len(report.results)} results in {report.run.get('seconds', 0)} s")
     print("wrote: " + ", ".join(str(p) for p in paths))
