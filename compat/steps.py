@@ -7,6 +7,7 @@ import argparse
 import math
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +197,8 @@ def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
     print()
     print(closing_line(report, provenance(report)))
     folder = paths[0].parent if paths else Path()
-    names = ", ".join(p.name for p in paths if p.name != "matrix.json")
+    top = [p.name for p in paths if p.parent == folder and p.name != "matrix.json"]
+    nested = Counter(p.parent.name for p in paths if p.parent != folder)
+    names = ", ".join([*top, *(f"{d}/ ({n} page{'s' * (n != 1)})" for d, n in nested.items())])
     print(f"reports in {folder}/: {names}" + ("" if grid else "  (--grid: every row here)"))
     return 1 if hints else 0
