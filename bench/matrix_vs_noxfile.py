@@ -109,22 +109,24 @@ def main() -> None:
     rows: list[tuple[str, str, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="compat-bench-") as tmp:
         work = Path(tmp)
-        state = ROOT / ".compat"  # the environments users already have (warm)
         ours_repo = clone("HEAD", work / "ours")
         base_repo = clone(args.baseline, work / "baseline")
-        common = ["--state-dir", str(state)]
+        # each side its own state directory with the same pins (an older onnx-compat
+        # keys environments by the interpreter path and would rebuild the other's)
+        common = ["--state-dir", str(ROOT / ".compat")]  # the environments users have
+        base = ["--state-dir", str(work / "baseline-state")]
         # warm: both sides' environments exist and their code is staged
         nox_matrix(ours_repo, *common, "--out", str(work / "o0"))
-        nox_matrix(base_repo, *common, "--out", str(work / "b0"))
+        nox_matrix(base_repo, *base, "--out", str(work / "b0"))
 
         ours_fresh, ours_engine, _ = nox_matrix(ours_repo, *common, "--fresh", "--out",
                                                 str(work / "o1"))  # fmt: skip
-        base_fresh, base_engine, _ = nox_matrix(base_repo, *common, "--fresh", "--out",
+        base_fresh, base_engine, _ = nox_matrix(base_repo, *base, "--fresh", "--out",
                                                 str(work / "b1"))  # fmt: skip
         rows.append(("default matrix, --fresh, warm environments", f"{ours_fresh:.1f} s",
                      f"{base_fresh:.1f} s", f"{ours_fresh / base_fresh:.2f}"))  # fmt: skip
         ours_again, ours_engine, _ = nox_matrix(ours_repo, *common, "--out", str(work / "o1"))
-        base_again, base_engine, _ = nox_matrix(base_repo, *common, "--out", str(work / "b1"))
+        base_again, base_engine, _ = nox_matrix(base_repo, *base, "--out", str(work / "b1"))
         rows.append(("no-change rerun through nox -s matrix", f"{ours_again:.2f} s",
                      f"{base_again:.2f} s", f"{ours_again / base_again:.2f}"))  # fmt: skip
         rows.append(("no-change rerun inside the engine", f"{ours_engine} s", f"{base_engine} s",

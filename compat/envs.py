@@ -49,7 +49,26 @@ def env_python(directory: Path) -> Path:
 
 def _identity(cell: Cell, base_python: str) -> dict[str, object]:
     """What makes an environment reusable: same pins, same base interpreter."""
-    return {"requirements": list(cell.requirements), "base_python": base_python}
+    return {"requirements": list(cell.requirements), "base_python": base_interpreter(base_python)}
+
+
+def base_interpreter(python: str) -> str:
+    """The real interpreter behind `python`: a venv's (nox's session, a user's) resolves to
+    the one it was made from, as uv does when it makes a cell from it. So `nox -s matrix`
+    and `python -m compat matrix` share environments instead of rebuilding them."""
+    path = Path(shutil.which(python) or python)
+    config = path.parent.parent / "pyvenv.cfg"
+    if config.is_file():
+        values = dict(
+            (key.strip(), value.strip())
+            for key, _, value in (line.partition("=") for line in config.read_text().splitlines())
+        )
+        home = Path(values.get("home", ""))
+        minor = ".".join(values.get("version_info", values.get("version", "")).split(".")[:2])
+        for name in (f"python{minor}", "python3", "python"):
+            if (home / name).exists():
+                return str((home / name).resolve())
+    return str(path.resolve())
 
 
 def _trim(text: str, head: int = 20, tail: int = 30) -> str:
@@ -118,6 +137,15 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
         return _ensure_env(cell, root, base_python)
 
 
+def _same(saved: object, identity: dict[str, object]) -> bool:
+    """A marker written with the interpreter path as given (older onnx-compat) still
+    matches when it resolves to the same base interpreter."""
+    if not isinstance(saved, dict):
+        return False
+    base = saved.get("base_python")
+    return {**saved, "base_python": base_interpreter(str(base)) if base else base} == identity
+
+
 def _ensure_env(cell: Cell, root: Path, base_python: str) -> Environment:
     directory = root / cell.id
     python = env_python(directory)
@@ -129,7 +157,7 @@ def _ensure_env(cell: Cell, root: Path, base_python: str) -> Environment:
             saved = json.loads(marker.read_text())
         except (OSError, ValueError):
             saved = {}
-        if saved.get("identity") == identity:
+        if _same(saved.get("identity"), identity):
             record = CellRecord.from_dict(saved["record"])
             if record.state is CellState.READY and not record.limits:
                 # probed by an older onnx-compat: probe again, the environment stays

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import platform
 import shutil
 import tempfile
@@ -17,24 +15,22 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from compat import cellcode
 from compat.cache import ResultCache, result_key
 from compat.case import Case
 from compat.corpus import CaseFiles, Corpus, write_case
 from compat.envs import Environment, ensure_env
 from compat.known import classify
 from compat.matrix import Cell, Plan
+from compat.memo import inputs_digest, recall, remember
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.progress import Progress
-from compat.report import CaseInfo, Report, read_json, write_json
+from compat.report import CaseInfo, Report
 from compat.reruns import rerun
 from compat.runner import Task, run_worker
 from compat.schedule import Job, Unit, assign, units
 
 #: How often a running matrix rewrites the report so far (matrix.json).
 PARTIAL_SECONDS = 10.0
-#: Reports of this many recent input sets are remembered (`.compat/runs/`).
-KEEP_RUNS = 4
 
 
 @dataclass(frozen=True)
@@ -342,7 +338,7 @@ def _run_matrix(
     digest = inputs_digest(plan, files, infos, corpus.families, envs, settings)
     meta["digest"] = digest
     memo = settings.envs_dir.parent / "runs" / f"{digest}.json"
-    remembered = None if settings.fresh else _remembered(memo)
+    remembered = None if settings.fresh else recall(memo)
     if remembered is not None:  # nothing changed: no cell process starts
         progress.close()
         run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}
@@ -355,44 +351,5 @@ def _run_matrix(
     meta["executed"] = sum(run.executed for run in runs.values())
     meta["reran"] = sum(run.reran for run in runs.values())
     report = assemble(plan, infos, corpus.families, runs, meta)
-    write_json(report, memo)
-    for old in sorted(memo.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-KEEP_RUNS]:
-        old.unlink(missing_ok=True)  # a few recent input sets are enough to switch back
-    return report
-
-
-def inputs_digest(
-    plan: Plan,
-    files: list[CaseFiles],
-    infos: list[CaseInfo],
-    families: dict[str, str],
-    envs: dict[str, Environment],
-    settings: Settings,
-) -> str:
-    """Everything a run's results depend on: the cells as installed, the cases' content and
-    known failures, the in-cell code and custom checks, the settings that change verdicts.
-    Equal digests, equal reports (timings aside)."""
-    digest = hashlib.sha256(cellcode.code_hash().encode())
-    identity = {
-        "axes": {name: [c.id for c in cells] for name, cells in plan.axes.items()},
-        "cells": [envs[c.id].record.serialize() for c in plan.cells],
-        "cases": [[f.content, info.serialize()] for f, info in zip(files, infos, strict=True)],
-        "families": families,
-        "settings": [settings.reruns, settings.share, settings.tracebacks, settings.timeout],
-    }
-    digest.update(json.dumps(identity, sort_keys=True).encode())
-    for path in sorted({c.file for f in files for c in f.case.custom_checks}):
-        digest.update(Path(path).read_bytes())
-    return digest.hexdigest()
-
-
-def _remembered(memo: Path) -> Report | None:
-    """A stored report of the same inputs, unless it holds something unexpected: those
-    run again (reruns tell flaky from real), never served as they were."""
-    try:
-        report = read_json(memo)
-    except (OSError, ValueError, KeyError):
-        return None
-    if report.unexpected or report.broken_cells:
-        return None
+    remember(report, memo)
     return report

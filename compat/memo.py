@@ -1,0 +1,65 @@
+"""Remembered runs: a run whose inputs are all unchanged is answered from the report of
+the last run with the same inputs, starting no cell process (`.compat/runs/`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compat import cellcode
+from compat.corpus import CaseFiles
+from compat.matrix import Plan
+from compat.report import CaseInfo, Report, read_json, write_json
+
+if TYPE_CHECKING:
+    from compat.envs import Environment
+    from compat.run import Settings
+
+#: Reports of this many recent input sets are remembered.
+KEEP_RUNS = 4
+
+
+def inputs_digest(
+    plan: Plan,
+    files: list[CaseFiles],
+    infos: list[CaseInfo],
+    families: dict[str, str],
+    envs: dict[str, Environment],
+    settings: Settings,
+) -> str:
+    """Everything a run's results depend on: the cells as installed, the cases' content and
+    known failures, the in-cell code and custom checks, the settings that change verdicts.
+    Equal digests, equal reports (timings aside)."""
+    digest = hashlib.sha256(cellcode.code_hash().encode())
+    identity = {
+        "axes": {name: [c.id for c in cells] for name, cells in plan.axes.items()},
+        "cells": [envs[c.id].record.serialize() for c in plan.cells],
+        "cases": [[f.content, info.serialize()] for f, info in zip(files, infos, strict=True)],
+        "families": families,
+        "settings": [settings.reruns, settings.share, settings.tracebacks, settings.timeout],
+    }
+    digest.update(json.dumps(identity, sort_keys=True).encode())
+    for path in sorted({c.file for f in files for c in f.case.custom_checks}):
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()
+
+
+def recall(memo: Path) -> Report | None:
+    """A stored report of the same inputs, unless it holds something unexpected: those
+    run again (reruns tell flaky from real), never served as they were."""
+    try:
+        report = read_json(memo)
+    except (OSError, ValueError, KeyError):
+        return None
+    if report.unexpected or report.broken_cells:
+        return None
+    return report
+
+
+def remember(report: Report, memo: Path) -> None:
+    """Stores the report under its inputs' digest; keeps the few most recent."""
+    write_json(report, memo)
+    for old in sorted(memo.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-KEEP_RUNS]:
+        old.unlink(missing_ok=True)  # a few recent input sets are enough to switch back
