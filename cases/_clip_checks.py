@@ -1,6 +1,7 @@
 """Case-specific checks of the clip_empty_min family, run inside each cell's worker.
 
-Imports only the standard library and onnx, and stays valid on Python 3.9.
+Imports only the standard library, onnx and the in-cell package (compat.cell, staged
+into every cell), and stays valid on Python 3.9.
 """
 
 from __future__ import annotations
@@ -12,20 +13,7 @@ import onnx.defs
 import onnx.shape_inference
 from onnx import helper
 
-
-def _dims(type_proto: Any) -> list[Any] | None:
-    tensor = type_proto.tensor_type
-    if not tensor.HasField("shape"):
-        return None
-    dims: list[Any] = []
-    for dim in tensor.shape.dim:
-        if dim.HasField("dim_value"):
-            dims.append(dim.dim_value)
-        elif dim.HasField("dim_param"):
-            dims.append(dim.dim_param)
-        else:
-            dims.append(None)
-    return dims
+from compat.cell.compare import tensor_shape  # in the cell: the staged compat.cell
 
 
 def infer_each_node(case: Any) -> str:
@@ -57,7 +45,7 @@ def infer_each_node(case: Any) -> str:
                 continue
             if name not in outputs:
                 raise AssertionError(f"infer_node_outputs on {spelled}: nothing for {name!r}")
-            got, want = _dims(outputs[name]), _dims(types[name])
+            got, want = tensor_shape(outputs[name]), tensor_shape(types[name])
             if got != want:
                 raise AssertionError(
                     f"infer_node_outputs on {spelled} inferred {got} for {name!r}, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from onnx import helper
@@ -54,3 +55,33 @@ def hostile_case(*functions: str) -> Case:
 
 def case_dir(case: Case, root: Path) -> str:
     return str(write_case(case, root).directory)
+
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+def start_chromium(*flags: str, logs: bool = False) -> Any:
+    """Debian's headless Chromium through Selenium, never a downloaded browser; skips the
+    test when it is not installed (fails instead under COMPAT_REQUIRE_BROWSER, as in CI)."""
+    import os
+
+    import pytest
+
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        if os.environ.get("COMPAT_REQUIRE_BROWSER"):
+            pytest.fail(f"{CHROMIUM} or {CHROMEDRIVER} missing: apt-get install chromium "
+                        "chromium-driver")  # fmt: skip
+        pytest.skip("Debian's chromium and chromium-driver are not installed")
+    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium fetch a browser
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", *flags):  # fmt: skip
+        options.add_argument(flag)
+    if logs:
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)

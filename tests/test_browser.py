@@ -32,30 +32,15 @@ from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.render.html import COLOURS, SQUARE_COLOURS, render_html
 from compat.render.scoreboard import render_scoreboard_html
 from compat.report import CaseInfo, Report, read_json
+from tests.helpers import start_chromium
 from tests.test_report import ready, sample_report
 
 pytestmark = pytest.mark.browser
-CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
-        if os.environ.get("COMPAT_REQUIRE_BROWSER"):
-            pytest.fail(f"{CHROMIUM} or {DRIVER} missing: apt-get install chromium chromium-driver")
-        pytest.skip("Debian's chromium and chromium-driver are not installed")
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium fetch a browser
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--window-size=1400,900"):  # fmt: skip
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver = start_chromium("--window-size=1400,900", logs=True)
     yield driver
     driver.quit()
 

@@ -26,11 +26,11 @@ from compat.render.scoreboard import scoreboard_rows
 from compat.render.summary import STATES, summarize
 from compat.render.svg import COLOURS, NAMES, heatmap_svg, passrate_svg
 from compat.report import CaseInfo, Report
+from tests.helpers import start_chromium
 from tests.test_docs_pages import default_matrix
 from tests.test_report import sample_report
 
 SVG = "{http://www.w3.org/2000/svg}"
-CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ORT = ("1.15.1", "1.16.3", "1.17.3", "1.18.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1",
        "1.23.2", "1.24.4", "1.25.1", "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0",
        "1.31.1", "1.32.0")  # fmt: skip
@@ -158,22 +158,9 @@ def test_the_pictures_are_outputs_when_there_is_something_to_draw() -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
-        if os.environ.get("COMPAT_REQUIRE_BROWSER"):
-            pytest.fail(f"{CHROMIUM} or {DRIVER} missing: apt-get install chromium chromium-driver")
-        pytest.skip("Debian's chromium and chromium-driver are not installed")
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium fetch a browser
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                 "--force-device-scale-factor=1", "--window-size=1200,900"):  # fmt: skip
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver = start_chromium(
+        "--hide-scrollbars", "--force-device-scale-factor=1", "--window-size=1200,900"
+    )
     yield driver
     driver.quit()
 

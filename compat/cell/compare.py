@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def compare_outputs(names, got, expected, rtol, atol):
     """Returns None when equal within tolerance, else a one-line description."""
@@ -90,7 +92,7 @@ def plain(element):
     return element.item() if hasattr(element, "item") else element
 
 
-def tensor_shape(type_proto):
+def tensor_shape(type_proto: Any) -> list[int | str | None] | None:
     """[int | str | None] for a tensor type, or None when it has no shape."""
     tensor = type_proto.tensor_type
     if not tensor.HasField("shape"):
