@@ -125,8 +125,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         if config.docs is None:
             raise UsageError(f"{args.config}: no [tool.compat.docs]; pass --results FILE")
         docs = config.docs
-        style = Style(args.ascii or docs.ascii)
+        style = Style(args.ascii or docs.ascii, scoreboard=docs.scoreboard is not None)
         jobs.append((docs.results, docs.results.parent, style, DOCS))
+        if docs.scoreboard is not None:  # the backend scoreboard's picture, from its results
+            jobs.append((docs.scoreboard, docs.results.parent, style, ("scoreboard.svg",)))
         reports = args.config.resolve().parent / "reports" / "matrix.json"
         if reports.exists() and not args.check:
             jobs.append((reports, reports.parent, asked, tuple(RENDERERS)))

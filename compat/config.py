@@ -55,6 +55,8 @@ class Docs:
     results: Path
     collapse: bool = False
     ascii: bool = False
+    #: a scoreboard run's stored results: docs/scoreboard.svg renders from them
+    scoreboard: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Config:
 
 _TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known"}
 _KNOWN_KEYS = {"cases", "package", "versions", "checks", "outcomes", "reason", "link"}
-_DOCS_KEYS = {"results", "collapse", "ascii"}
+_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard"}
 _AXIS_KEYS = {"versions", "pair"}
 _CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
 
@@ -181,7 +183,13 @@ def _timeout(value: Any, path: Path) -> float:
 def _docs(table: dict[str, Any], path: Path) -> Docs:
     _reject_unknown(table, _DOCS_KEYS, "tool.compat.docs", path)
     results = path.parent / str(_require(table, "results", "tool.compat.docs", path))
-    return Docs(results, bool(table.get("collapse", False)), bool(table.get("ascii", False)))
+    scoreboard = table.get("scoreboard")
+    return Docs(
+        results,
+        bool(table.get("collapse", False)),
+        bool(table.get("ascii", False)),
+        path.parent / str(scoreboard) if scoreboard else None,
+    )
 
 
 def load_config(path: Path) -> Config:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,10 +96,14 @@ class Report:
 
 
 def write_json(report: Report, path: Path) -> None:
-    """Writes atomically, so a reader never sees half a report."""
+    """Writes atomically, so a reader never sees half a report; `.gz` compresses."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(dumps(report))
+    partial = path.with_name(path.name + ".partial")
+    text = dumps(report)
+    if path.suffix == ".gz":
+        partial.write_bytes(gzip.compress(text.encode(), mtime=0))
+    else:
+        partial.write_text(text)
     partial.replace(path)
 
 
@@ -114,4 +119,6 @@ def dumps(report: Report) -> str:
 
 
 def read_json(path: Path) -> Report:
+    if path.suffix == ".gz":
+        return Report.from_dict(json.loads(gzip.decompress(path.read_bytes())))
     return Report.from_dict(json.loads(path.read_text()))

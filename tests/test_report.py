@@ -128,11 +128,11 @@ def test_terminal_summary_grid_and_unexpected_list_match_the_snapshot() -> None:
 def test_the_terminal_summary_of_the_default_run_fits_a_screen(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The committed default run (docs/matrix.json: 27 cells, 151 cases): at most 60
+    """The committed default run (docs/matrix.json.gz: 27 cells, 151 cases): at most 60
     lines, none over 120 characters, the family × release grid first."""
     from compat.steps import finish
 
-    report = read_json(ROOT / "docs" / "matrix.json")
+    report = read_json(ROOT / "docs" / "matrix.json.gz")
     finish(report, [Path("reports/matrix.json"), Path("reports/matrix.md")])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) <= 60, len(lines)
@@ -308,3 +308,18 @@ def test_the_docs_drift_check_fails_on_a_stale_file_and_prints_the_diff(
     out = capsys.readouterr().out
     assert "(committed)" in out and "-| " in out and "+| " in out
     assert "1 file(s) drifted" in out
+
+
+def test_a_gz_report_round_trips_byte_for_byte(tmp_path: Path) -> None:
+    report = sample_report()
+    write_json(report, tmp_path / "a.json.gz")
+    write_json(report, tmp_path / "b.json.gz")
+    assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes()
+    assert read_json(tmp_path / "a.json.gz") == read_json(tmp_path / "a.json.gz")
+    assert render_markdown(read_json(tmp_path / "a.json.gz")) == render_markdown(report)
+
+
+def test_the_docs_index_shows_the_committed_scoreboard_picture() -> None:
+    index = (ROOT / "docs" / "compatibility.md").read_text()
+    assert "](scoreboard.svg)" in index and "](summary.svg)" in index
+    assert (ROOT / "docs" / "scoreboard.svg").read_text().startswith("<svg")

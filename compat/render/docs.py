@@ -140,9 +140,12 @@ def _count(n: int, one: str, many: str = "") -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
-def render_docs(report: Report, ascii_marks: bool = False, squash: bool = True) -> str:
+def render_docs(
+    report: Report, ascii_marks: bool = False, squash: bool = True, scoreboard: bool = False
+) -> str:
     """The index. `squash` is the family pages' setting (docs_pages.family_pages): the
-    index shows releases as ranges whatever it is."""
+    index shows releases as ranges whatever it is. `scoreboard`: the docs folder also
+    holds the ONNX backend scoreboard's pass-rate picture (scoreboard.svg)."""
     del squash
     marks = ASCII if ascii_marks else MARKS
     states = STATE_ASCII if ascii_marks else STATE_MARKS
@@ -189,6 +192,20 @@ def render_docs(report: Report, ascii_marks: bool = False, squash: bool = True) 
         "",
         _since(report, summary) if summary.since else "Every check works on every release.",
         "",
+        *(
+            [
+                "## The ONNX backend scoreboard",
+                "",
+                "onnx's own backend node tests on every onnxruntime release "
+                "(`nox -s scoreboard`): the share that passes, by release.",
+                "",
+                "![Pass rate of the ONNX backend node tests by onnxruntime release]"
+                "(scoreboard.svg)",
+                "",
+            ]
+            if scoreboard
+            else []
+        ),
         "## Families",
         "",
         *(

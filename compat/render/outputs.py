@@ -26,6 +26,7 @@ class Style:
 
     ascii: bool = False
     collapse: bool = True
+    scoreboard: bool = False  # the docs index shows the committed scoreboard.svg
 
 
 #: What a renderer gives: one file's text; for a folder, each file's text by its name in
@@ -34,7 +35,9 @@ Rendered = str | dict[str, str] | None
 
 RENDERERS: dict[str, Callable[[Report, Style], Rendered]] = {
     "matrix.md": lambda report, style: render_markdown(report),
-    "compatibility.md": lambda report, style: render_docs(report, style.ascii, style.collapse),
+    "compatibility.md": lambda report, style: render_docs(
+        report, style.ascii, style.collapse, style.scoreboard
+    ),
     FOLDER: lambda report, style: family_pages(report, style.ascii, style.collapse),
     "summary.svg": lambda report, style: heatmap_svg(report) if report.cases else None,
     "matrix.html": lambda report, style: render_html(report),
