@@ -200,5 +200,9 @@ def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
     top = [p.name for p in paths if p.parent == folder and p.name != "matrix.json"]
     nested = Counter(p.parent.name for p in paths if p.parent != folder)
     names = ", ".join([*top, *(f"{d}/ ({n} page{'s' * (n != 1)})" for d, n in nested.items())])
-    print(f"reports in {folder}/: {names}" + ("" if grid else "  (--grid: every row here)"))
+    line = f"reports in {folder}/: {names}"
+    hint = "" if grid else "--grid prints every row here"
+    print(f"{line}; {hint}" if hint and len(line) + len(hint) < 118 else line)
+    if hint and len(line) + len(hint) >= 118:
+        print(hint)
     return 1 if hints else 0
