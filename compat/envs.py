@@ -134,7 +134,15 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     """
     root.mkdir(parents=True, exist_ok=True)
     with FileLock(root / f".{cell.id}.lock"):
-        return _ensure_env(cell, root, base_python)
+        return _reuse(cell, root, base_python) or _build(cell, root, base_python)
+
+
+def existing_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Environment | None:
+    """The cell's environment when it is built already with the same pins, else None
+    (nothing is built: a run starts checks in these while it builds the others)."""
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(root / f".{cell.id}.lock"):
+        return _reuse(cell, root, base_python)
 
 
 def _same(saved: object, identity: dict[str, object]) -> bool:
@@ -146,7 +154,7 @@ def _same(saved: object, identity: dict[str, object]) -> bool:
     return {**saved, "base_python": base_interpreter(str(base)) if base else base} == identity
 
 
-def _ensure_env(cell: Cell, root: Path, base_python: str) -> Environment:
+def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
     directory = root / cell.id
     python = env_python(directory)
     code = cellcode.stage(root.parent / "code")
@@ -165,6 +173,15 @@ def _ensure_env(cell: Cell, root: Path, base_python: str) -> Environment:
                 saved["record"] = record.serialize()
                 marker.write_text(json.dumps(saved, indent=1))
             return Environment(record, python, code)
+    return None
+
+
+def _build(cell: Cell, root: Path, base_python: str) -> Environment:
+    directory = root / cell.id
+    python = env_python(directory)
+    code = cellcode.stage(root.parent / "code")
+    marker = directory / MARKER
+    identity = _identity(cell, base_python)
     if directory.exists():
         shutil.rmtree(directory)
     uv = find_uv()

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from compat import cellcode
 from compat.corpus import CaseFiles
 from compat.matrix import Plan
+from compat.outcomes import CellRecord
 from compat.report import CaseInfo, Report, read_json, write_json
 
 if TYPE_CHECKING:
-    from compat.envs import Environment
     from compat.run import Settings
 
 #: Reports of this many recent input sets are remembered.
@@ -26,7 +26,7 @@ def inputs_digest(
     files: list[CaseFiles],
     infos: list[CaseInfo],
     families: dict[str, str],
-    envs: dict[str, Environment],
+    records: dict[str, CellRecord],
     settings: Settings,
 ) -> str:
     """Everything a run's results depend on: the cells as installed, the cases' content and
@@ -35,7 +35,7 @@ def inputs_digest(
     digest = hashlib.sha256(cellcode.code_hash().encode())
     identity = {
         "axes": {name: [c.id for c in cells] for name, cells in plan.axes.items()},
-        "cells": [envs[c.id].record.serialize() for c in plan.cells],
+        "cells": [records[c.id].serialize() for c in plan.cells],
         "cases": [[f.content, info.serialize()] for f, info in zip(files, infos, strict=True)],
         "families": families,
         "settings": [settings.reruns, settings.share, settings.tracebacks, settings.timeout],

@@ -8,7 +8,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -18,7 +18,7 @@ from typing import Any
 from compat.cache import ResultCache, result_key
 from compat.case import Case
 from compat.corpus import CaseFiles, Corpus, write_case
-from compat.envs import Environment, ensure_env
+from compat.envs import Environment, ensure_env, existing_env
 from compat.known import classify
 from compat.matrix import Cell, Plan
 from compat.memo import inputs_digest, recall, remember
@@ -92,36 +92,35 @@ def execute(
     on_progress: Callable[[dict[str, CellRun]], object],
     envs: dict[str, Environment] | None = None,
 ) -> dict[str, CellRun]:
-    """Environments, then distinct work only (compat/schedule.py), then reruns of what
-    came out unexpected; `on_progress` sees every cell whose results are complete."""
-    envs = envs or _environments(cells, settings)
+    """Distinct work only (compat/schedule.py) in every cell, then reruns of what came
+    out unexpected; `on_progress` sees every cell whose results are complete. Checks
+    start in the environments that exist (`envs`, or those found built) while the
+    others are built, a few at a time: each new environment's keys that no cell has
+    claimed yet become its work."""
+    envs = dict(envs or {})
+    for cell in cells:
+        if cell.id not in envs and (found := _existing(cell, settings)[1]) is not None:
+            envs[cell.id] = found
     cache = ResultCache(settings.cache_dir) if settings.cache_dir else None
     by_id = {cell.id: cell for cell in cells}
     cases = {f.case.id: f.case for f in files}
-    jobs = [
-        Job(cell.id, f, check, result_key(envs[cell.id].record, f, check, settings.share))
-        for cell in cells
-        if envs[cell.id].record.state is CellState.READY
-        for f in files
-        for check in f.case.checks
-    ]
     known = {} if cache is None or settings.fresh else cache.entries
-    raw: dict[str, dict[str, Any]] = {j.key: known[j.key] for j in jobs if j.key in known}
-    origin: dict[str, str] = dict.fromkeys(raw, "cache")
     seconds = {k: float(r.get("seconds", 0)) for k, r in (cache.entries if cache else {}).items()}
-    jobs_of: dict[str, list[Job]] = {cell.id: [] for cell in cells}
-    for job in jobs:
-        jobs_of[job.cell].append(job)
-    owners = assign([j for j in jobs if j.key not in raw], seconds)
-    work = units(owners, seconds, settings.jobs)
+    raw: dict[str, dict[str, Any]] = {}
+    origin: dict[str, str] = {}
+    jobs_of: dict[str, list[Job]] = {}
+    claimed: set[str] = set()
+    executed: dict[str, int] = dict.fromkeys(by_id, 0)
     runs: dict[str, CellRun] = {}
     lock = threading.Lock()
+    pool = ThreadPoolExecutor(max_workers=max(1, settings.jobs))
+    futures: list[Future[None]] = []
 
     def complete() -> None:
         """Cells whose every key is known get their results; results are written as
         they are produced (the caller's `on_progress`), one writer at a time."""
         for cell in cells:
-            if cell.id in runs:
+            if cell.id in runs or cell.id not in jobs_of:
                 continue
             mine = jobs_of[cell.id]
             if all(j.key in raw for j in mine):
@@ -130,12 +129,30 @@ def execute(
                             "" if origin[j.key] == cell.id else origin[j.key])
                     for j in mine
                 )  # fmt: skip
-                runs[cell.id] = CellRun(envs[cell.id].record, results, executed(cell.id))
+                runs[cell.id] = CellRun(envs[cell.id].record, results, executed[cell.id])
                 progress.finish(cell.id, _summary(runs[cell.id]))
         on_progress(dict(runs))
 
-    def executed(cell: str) -> int:
-        return sum(len(u.jobs) for u in work if u.cell == cell)
+    def schedule(ready: list[Cell]) -> None:
+        """The jobs of newly ready cells; keys nobody has yet become their units."""
+        new: list[Job] = []
+        for cell in ready:
+            env = envs[cell.id]
+            mine = []
+            if env.record.state is CellState.READY:
+                mine = [Job(cell.id, f, check, result_key(env.record, f, check, settings.share))
+                        for f in files for check in f.case.checks]  # fmt: skip
+            jobs_of[cell.id] = mine
+            new += mine
+        for job in new:
+            if job.key not in raw and job.key in known:
+                raw[job.key], origin[job.key] = known[job.key], "cache"
+        todo = [j for j in new if j.key not in raw and j.key not in claimed]
+        claimed.update(j.key for j in todo)
+        for unit in units(assign(todo, seconds), seconds, settings.jobs):
+            executed[unit.cell] += len(unit.jobs)
+            futures.append(pool.submit(one, len(futures), unit))
+        complete()
 
     def one(index: int, unit: Unit) -> None:
         progress.start(unit.label)
@@ -153,20 +170,28 @@ def execute(
                 raw[job.key], origin[job.key] = record, job.cell
             complete()
 
-    with lock:
-        complete()  # cells served entirely from the cache, and broken cells
-    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
-        for future in [pool.submit(one, i, unit) for i, unit in enumerate(work)]:
-            future.result()
+    with pool:
+        with lock:
+            schedule([c for c in cells if c.id in envs])
+        missing = [c for c in cells if c.id not in envs]
+        with ThreadPoolExecutor(max_workers=max(2, settings.jobs)) as builders:
+            building = {
+                builders.submit(ensure_env, c, settings.envs_dir, settings.python): c
+                for c in missing
+            }
+            for done in as_completed(building):
+                cell = building[done]
+                with lock:
+                    envs[cell.id] = done.result()
+                    schedule([cell])
+        while futures:  # units may be added while earlier ones run
+            futures.pop(0).result()
     _rerun_unexpected(runs, jobs_of, raw, origin, envs, cache, settings, by_id, cases)
     return runs
 
 
-def _environments(cells: list[Cell], settings: Settings) -> dict[str, Environment]:
-    """Every cell's environment, built (or reused) a few at a time: mostly downloads."""
-    with ThreadPoolExecutor(max_workers=max(2, settings.jobs)) as pool:
-        built = pool.map(lambda c: ensure_env(c, settings.envs_dir, settings.python), cells)
-        return {cell.id: env for cell, env in zip(cells, built, strict=True)}
+def _existing(cell: Cell, settings: Settings) -> tuple[str, Environment | None]:
+    return cell.id, existing_env(cell, settings.envs_dir, settings.python)
 
 
 def _rerun_unexpected(
@@ -333,23 +358,31 @@ def _run_matrix(
     phases: dict[str, float] = {"cases": round(time.monotonic() - clock, 2)}
     meta["phases"] = phases
     mark = time.monotonic()
-    envs = _environments(list(plan.cells), settings)
+    envs = dict(_existing(c, settings) for c in plan.cells)
     phases["environments"] = round(time.monotonic() - mark, 2)
-    digest = inputs_digest(plan, files, infos, corpus.families, envs, settings)
-    meta["digest"] = digest
-    memo = settings.envs_dir.parent / "runs" / f"{digest}.json"
-    remembered = None if settings.fresh else recall(memo)
-    if remembered is not None:  # nothing changed: no cell process starts
-        progress.close()
-        run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}
-        return replace(remembered, run={**run, "executed": 0, "remembered": True})
+    ready = {k: v for k, v in envs.items() if v is not None}
+    if len(ready) == len(envs):  # every environment exists: maybe nothing changed at all
+        records = {k: v.record for k, v in ready.items()}
+        digest = inputs_digest(plan, files, infos, corpus.families, records, settings)
+        meta["digest"] = digest
+        remembered = None if settings.fresh else recall(_memo(settings, digest))
+        if remembered is not None:  # nothing changed: no cell process starts
+            progress.close()
+            run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}
+            return replace(remembered, run={**run, "executed": 0, "remembered": True})
     mark = time.monotonic()
-    runs = execute(list(plan.cells), files, settings, progress, partial, envs)
+    runs = execute(list(plan.cells), files, settings, progress, partial, ready)
     phases["checks"] = round(time.monotonic() - mark, 2)
+    records = {cell_id: run.record for cell_id, run in runs.items()}
+    meta["digest"] = digest = inputs_digest(plan, files, infos, corpus.families, records, settings)
     progress.close()
     meta["seconds"] = round(time.monotonic() - clock, 2)
     meta["executed"] = sum(run.executed for run in runs.values())
     meta["reran"] = sum(run.reran for run in runs.values())
     report = assemble(plan, infos, corpus.families, runs, meta)
-    remember(report, memo)
+    remember(report, _memo(settings, digest))
     return report
+
+
+def _memo(settings: Settings, digest: str) -> Path:
+    return settings.envs_dir.parent / "runs" / f"{digest}.json"
