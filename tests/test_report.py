@@ -323,3 +323,14 @@ def test_the_docs_index_shows_the_committed_scoreboard_picture() -> None:
     index = (ROOT / "docs" / "compatibility.md").read_text()
     assert "](scoreboard.svg)" in index and "](summary.svg)" in index
     assert (ROOT / "docs" / "scoreboard.svg").read_text().startswith("<svg")
+
+
+def test_an_unexpected_result_served_from_the_cache_says_so() -> None:
+    from dataclasses import replace
+
+    report = sample_report()
+    cached = tuple(replace(r, origin="cache") if r.outcome.unexpected else r
+                   for r in report.results)  # fmt: skip
+    text = render_unexpected(replace(report, results=cached))
+    assert "[from an earlier run; --fresh recomputes]" in text
+    assert "[from an earlier run" not in render_unexpected(report)

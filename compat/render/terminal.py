@@ -160,7 +160,8 @@ def render_unexpected(report: Report, hints: dict[str, str] | None = None) -> st
     for cell_id, results in by_cell.items():
         for r in results:
             if shown < MAX_UNEXPECTED:
-                text = f"{r.cell} · {r.case} · {r.check}: {r.summary}"
+                cached = "[from an earlier run; --fresh recomputes] " if r.origin == "cache" else ""
+                text = f"{r.cell} · {r.case} · {r.check}: {cached}{r.summary}"
                 lines.append(_cut(" ".join(text.split())))
             shown += 1
         if cell_id in hints and shown <= MAX_UNEXPECTED:
