@@ -15,7 +15,7 @@ from compat.outcomes import CellRecord
 from compat.report import CaseInfo, Report, read_json, write_json
 
 if TYPE_CHECKING:
-    from compat.run import Settings
+    from compat.engine import Settings
 
 #: Reports of this many recent input sets are remembered.
 KEEP_RUNS = 4

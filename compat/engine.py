@@ -1,0 +1,242 @@
+"""The engine: distinct work in every cell of a plan, environments built while checks run,
+reruns of what came out unexpected; one `CellRun` per cell."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from compat.cache import ResultCache, result_key
+from compat.case import Case
+from compat.corpus import CaseFiles
+from compat.envs import Environment, ensure_env, existing_env
+from compat.known import classify
+from compat.matrix import Cell
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.progress import Progress
+from compat.reruns import rerun
+from compat.runner import Task, run_worker
+from compat.schedule import Job, Unit, assign, units
+
+
+@dataclass(frozen=True)
+class Settings:
+    envs_dir: Path
+    work_dir: Path
+    timeout: float
+    jobs: int
+    python: str
+    cache_dir: Path | None = None  # None: no result cache at all
+    fresh: bool = False  # run every check again, and replace what the cache holds
+    share: bool = True  # a result serves every cell with the same versions it depends on
+    reruns: int = 3  # more runs of an unexpected outcome, each in a fresh worker
+    tracebacks: bool = False  # keep the worker's tracebacks in the results
+
+
+@dataclass(frozen=True)
+class CellRun:
+    record: CellRecord
+    results: tuple[CheckResult, ...]
+    executed: int = 0  # checks really run now, the rest came from the result cache
+    reran: int = 0  # extra runs of unexpected results, in fresh workers
+
+
+def execute(
+    cells: list[Cell],
+    files: list[CaseFiles],
+    settings: Settings,
+    progress: Progress,
+    on_progress: Callable[[dict[str, CellRun]], object],
+    envs: dict[str, Environment] | None = None,
+) -> dict[str, CellRun]:
+    """Distinct work only (compat/schedule.py) in every cell, then reruns of what came
+    out unexpected; `on_progress` sees every cell whose results are complete. Checks
+    start in the environments that exist (`envs`, or those found built) while the
+    others are built, a few at a time: each new environment's keys that no cell has
+    claimed yet become its work."""
+    envs = dict(envs or {})
+    for cell in cells:
+        if cell.id not in envs and (found := existing(cell, settings)[1]) is not None:
+            envs[cell.id] = found
+    cache = ResultCache(settings.cache_dir) if settings.cache_dir else None
+    by_id = {cell.id: cell for cell in cells}
+    cases = {f.case.id: f.case for f in files}
+    known = {} if cache is None or settings.fresh else cache.entries
+    seconds = {k: float(r.get("seconds", 0)) for k, r in (cache.entries if cache else {}).items()}
+    raw: dict[str, dict[str, Any]] = {}
+    origin: dict[str, str] = {}
+    jobs_of: dict[str, list[Job]] = {}
+    claimed: set[str] = set()
+    executed: dict[str, int] = dict.fromkeys(by_id, 0)
+    runs: dict[str, CellRun] = {}
+    lock = threading.Lock()
+    pool = ThreadPoolExecutor(max_workers=max(1, settings.jobs))
+    futures: list[Future[None]] = []
+
+    def complete() -> None:
+        """Cells whose every key is known get their results; results are written as
+        they are produced (the caller's `on_progress`), one writer at a time."""
+        for cell in cells:
+            if cell.id in runs or cell.id not in jobs_of:
+                continue
+            mine = jobs_of[cell.id]
+            if all(j.key in raw for j in mine):
+                results = tuple(
+                    _result(cell, raw[j.key], cases[j.files.case.id], settings,
+                            "" if origin[j.key] == cell.id else origin[j.key])
+                    for j in mine
+                )  # fmt: skip
+                runs[cell.id] = CellRun(envs[cell.id].record, results, executed[cell.id])
+                progress.finish(cell.id, summary(runs[cell.id]))
+        on_progress(dict(runs))
+
+    def schedule(ready: list[Cell]) -> None:
+        """The jobs of newly ready cells; keys nobody has yet become their units."""
+        new: list[Job] = []
+        for cell in ready:
+            env = envs[cell.id]
+            mine = []
+            if env.record.state is CellState.READY:
+                mine = [Job(cell.id, f, check, result_key(env.record, f, check, settings.share))
+                        for f in files for check in f.case.checks]  # fmt: skip
+            jobs_of[cell.id] = mine
+            new += mine
+        for job in new:
+            if job.key not in raw and job.key in known:
+                raw[job.key], origin[job.key] = known[job.key], "cache"
+        todo = [j for j in new if j.key not in raw and j.key not in claimed]
+        claimed.update(j.key for j in todo)
+        for unit in units(assign(todo, seconds), seconds, settings.jobs):
+            executed[unit.cell] += len(unit.jobs)
+            futures.append(pool.submit(one, len(futures), unit))
+        complete()
+
+    def one(index: int, unit: Unit) -> None:
+        progress.start(unit.label)
+        env = envs[unit.cell]
+        tasks = [Task(j.files.case.id, j.check, str(j.files.directory)) for j in unit.jobs]
+        workdir = settings.work_dir / "units" / f"{index:03d}-{unit.cell}"
+        records = run_worker(
+            env.python, tasks, workdir, settings.timeout, env.code, env.record.limits
+        )
+        if cache:
+            cache.put([(j.key, r) for j, r in zip(unit.jobs, records, strict=True)])
+        with lock:
+            progress.done_unit(unit.label)
+            for job, record in zip(unit.jobs, records, strict=True):
+                raw[job.key], origin[job.key] = record, job.cell
+            complete()
+
+    with pool:
+        with lock:
+            schedule([c for c in cells if c.id in envs])
+        missing = [c for c in cells if c.id not in envs]
+        with ThreadPoolExecutor(max_workers=max(2, settings.jobs)) as builders:
+            building = {
+                builders.submit(ensure_env, c, settings.envs_dir, settings.python): c
+                for c in missing
+            }
+            for done in as_completed(building):
+                cell = building[done]
+                with lock:
+                    envs[cell.id] = done.result()
+                    schedule([cell])
+        while futures:  # units may be added while earlier ones run
+            futures.pop(0).result()
+    _rerun_unexpected(runs, jobs_of, raw, origin, envs, cache, settings, by_id, cases)
+    return runs
+
+
+def existing(cell: Cell, settings: Settings) -> tuple[str, Environment | None]:
+    return cell.id, existing_env(cell, settings.envs_dir, settings.python)
+
+
+def _rerun_unexpected(
+    runs: dict[str, CellRun],
+    jobs_of: dict[str, list[Job]],
+    raw: dict[str, dict[str, Any]],
+    origin: dict[str, str],
+    envs: dict[str, Environment],
+    cache: ResultCache | None,
+    settings: Settings,
+    cells: dict[str, Cell],
+    cases: dict[str, Case],
+) -> None:
+    """Every key whose result is unexpected in some cell runs `settings.reruns` more times
+    in fresh workers of the cell that computed it (see compat/reruns.py)."""
+    if settings.reruns <= 0:
+        return
+    suspects: dict[str, Job] = {}
+    for cell_id, run in runs.items():
+        for job, result in zip(jobs_of[cell_id], run.results, strict=True):
+            if result.outcome.unexpected and result.outcome is not Outcome.FLAKY:
+                owner = origin[job.key] if origin[job.key] in envs else job.cell
+                suspects.setdefault(job.key, replace(job, cell=owner))
+    by_cell: dict[str, list[Job]] = {}
+    for job in suspects.values():
+        by_cell.setdefault(job.cell, []).append(job)
+    for cell, mine in by_cell.items():
+        tasks = [Task(j.files.case.id, j.check, str(j.files.directory)) for j in mine]
+        env = envs[cell]
+        workdir = settings.work_dir / "reruns" / cell
+        first = [raw[j.key] for j in mine]
+        judged = rerun(
+            env.python,
+            env.code,
+            tasks,
+            first,
+            settings.reruns,
+            workdir,
+            settings.timeout,
+            env.record.limits,
+        )
+        for job, record in zip(mine, judged, strict=True):
+            raw[job.key], origin[job.key] = record, cell
+        if cache:
+            cache.put([(j.key, r) for j, r in zip(mine, judged, strict=True)])
+    if not suspects:
+        return
+    for cell_id, run in list(runs.items()):
+        mine = jobs_of[cell_id]
+        if any(j.key in suspects for j in mine):
+            results = tuple(
+                _result(cells[cell_id], raw[j.key], cases[j.files.case.id], settings,
+                        "" if origin[j.key] == cell_id else origin[j.key])
+                for j in mine
+            )  # fmt: skip
+            reran = sum(1 for j in mine if j.key in suspects and j.cell == origin[j.key])
+            runs[cell_id] = replace(run, results=results, reran=reran * settings.reruns)
+
+
+def _result(
+    cell: Cell, raw: dict[str, Any], case: Case, settings: Settings, origin: str = ""
+) -> CheckResult:
+    """A worker's raw record as a classified result (tracebacks only when asked for)."""
+    return classify(
+        CheckResult(
+            cell=cell.id,
+            case=raw["case"],
+            check=raw["check"],
+            outcome=Outcome(raw["outcome"]),
+            detail=raw["detail"],
+            phase=raw["phase"],
+            seconds=raw["seconds"],
+            traceback=raw.get("traceback", "") if settings.tracebacks else "",
+            origin=origin,
+        ),
+        case,
+        cell,
+    )
+
+
+def summary(run: CellRun) -> str:
+    if run.record.state is not CellState.READY:
+        return run.record.state.value
+    counts: dict[str, int] = {}
+    for r in run.results:
+        counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
