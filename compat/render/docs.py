@@ -19,7 +19,7 @@ from compat.render.docs_pages import (
     page_path,
     runs,
 )
-from compat.render.grid import build_tables, link_label, text_table
+from compat.render.grid import build_tables, link_label, spans, text_table
 from compat.render.summary import MEANINGS as STATE_MEANINGS
 from compat.render.summary import STATES, Since, Summary, summarize
 from compat.report import Report
@@ -69,17 +69,6 @@ def pipe_table(rows: list[list[str]], headers: list[str]) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
-def _spans(chosen: tuple[str, ...], labels: list[str]) -> str:
-    runs: list[list[str]] = []
-    for i, label in enumerate(labels):
-        if label in chosen:
-            if runs and labels[i - 1] == runs[-1][-1]:
-                runs[-1].append(label)
-            else:
-                runs.append([label])
-    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
-
-
 def _works_since(since: Since, labels: list[str]) -> str:
     if since.first:
         return f"≥ {since.first}"
@@ -105,7 +94,7 @@ def _since(report: Report, summary: Summary) -> str:
         rows.append([
             f"[{since.family}]({page}) · [{since.check}]({page}#{anchor})",
             AXIS_NAMES.get(since.axis, since.axis), _works_since(since, labels),
-            _spans(since.broken, labels), bugs or "—",
+            spans(since.broken, labels), bugs or "—",
         ])  # fmt: skip
     return pipe_table(rows, ["family · check", "package", "works", "broken on", "upstream"])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -124,7 +124,7 @@ def _span(labels: list[str]) -> str:
     return labels[0] if len(labels) == 1 else f"{labels[0]}–{labels[-1]}"
 
 
-def _spans(chosen: list[str], labels: tuple[str, ...]) -> str:
+def spans(chosen: Collection[str], labels: Sequence[str]) -> str:
     """Some of `labels` as their neighbouring runs: '1.14.1–1.16.2, 1.20.1'."""
     runs: list[list[str]] = []
     for i, label in enumerate(labels):
@@ -159,7 +159,7 @@ def _skip_reason(labels: tuple[str, ...], row: Row, near: int) -> str:
         for _, label, detail in skipped
     }
     if len(generic) == 1:
-        reason = generic.pop().replace("\0", _spans([s[1] for s in skipped], labels))
+        reason = generic.pop().replace("\0", spans([s[1] for s in skipped], labels))
     else:
         reason = " ".join(min(skipped, key=lambda s: abs(s[0] - near))[2].split())
     return reason if len(reason) <= REASON_WIDTH else reason[: REASON_WIDTH - 1] + "…"
@@ -177,7 +177,7 @@ def _skip_note(labels: tuple[str, ...], row: Row, tested: list[str]) -> str:
     elif min(where) > last:
         place, near = "after", last + 1
     else:
-        place, near = f"on {_spans(skipped, labels)}", first
+        place, near = f"on {spans(skipped, labels)}", first
     reason = _skip_reason(labels, row, near)
     return f"; skipped {place}" + (f": {reason}" if reason else "")
 
@@ -189,7 +189,7 @@ def _where(tested: list[str], labels: tuple[str, ...], name: str) -> str:
         return f"{name}≥ {tested[0]}"
     if list(runs) == tested and runs[0] == labels[0]:
         return f"{name}≤ {tested[-1]}"
-    return f"every {name}release it runs on ({_spans(tested, labels)})"
+    return f"every {name}release it runs on ({spans(tested, labels)})"
 
 
 def verdict(

@@ -23,7 +23,7 @@ from typing import Any
 from compat.backend_suite import FAMILY as BACKEND_FAMILY
 from compat.followup.repro import repro_command
 from compat.outcomes import CellState
-from compat.render.grid import Table, build_tables, column_label, link_label, variant
+from compat.render.grid import Table, build_tables, column_label, link_label, spans, variant
 from compat.render.summary import MEANINGS, STATES, Since, Summary, summarize
 from compat.report import Report
 
@@ -67,24 +67,10 @@ def twin_groups(report: Report) -> dict[str, str]:
     return {case: g if 2 <= sizes[g] <= MAX_TWINS else "" for case, g in groups.items()}
 
 
-def _spans(labels: tuple[str, ...], picked: tuple[str, ...]) -> str:
-    """The picked labels as ranges of neighbours: `1.14.1–1.17.0, 1.20.1`."""
-    runs: list[list[str]] = []
-    last = -2
-    for i, label in enumerate(labels):
-        if label in picked:
-            if i == last + 1:
-                runs[-1].append(label)
-            else:
-                runs.append([label])
-            last = i
-    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
-
-
 def since_sentence(since: Since, labels: tuple[str, ...]) -> str:
     """`shape_inference works since 1.21.0; fails on 1.14.1–1.20.1 (onnx #6697)`."""
     cite = f" ({', '.join(since.links)})" if since.links else ""
-    fails = _spans(labels, since.broken)
+    fails = spans(since.broken, labels)
     if len(since.broken) == len(labels):
         return f"{since.check} fails on every release ({fails}){cite}"
     if not since.first:
@@ -222,7 +208,7 @@ def fill(name: str, data: dict[str, Any]) -> str:
     text = json.dumps(data, sort_keys=True, ensure_ascii=False)
     text = text.replace("</", "<\\/")  # nothing in the data may close the script element
     page = _asset(f"{name}.html").replace("/*STYLE*/", _asset(f"{name}.css"))
-    page = page.replace("/*SCRIPT*/", _asset(f"{name}.js"))
+    page = page.replace("/*SCRIPT*/", _asset("common.js") + _asset(f"{name}.js"))
     return page.replace("/*DATA*/", text)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Iterator
 
 from compat.backend_suite import FAMILY
 from compat.outcomes import CellRecord, CheckResult
@@ -35,12 +36,26 @@ def _releases(report: Report) -> list[CellRecord]:
     return sorted((cells[i] for i in ids), key=lambda c: version_key(c.onnxruntime))
 
 
-def _results(report: Report) -> dict[tuple[str, str], CheckResult]:
+def _results(report: Report, check: str = CHECK) -> dict[tuple[str, str], CheckResult]:
+    """One check's suite results by (cell, case)."""
     return {
         (r.cell, r.case): r
         for r in report.results
-        if r.check == CHECK and r.case.startswith(FAMILY + ".")
+        if r.check == check and r.case.startswith(FAMILY + ".")
     }
+
+
+def _regressed(
+    results: dict[tuple[str, str], CheckResult], releases: list[CellRecord]
+) -> Iterator[tuple[CellRecord, CellRecord, str, CheckResult]]:
+    """(before, after, test, result after) for every test that passed on a release and
+    not on the next one."""
+    for before, after in itertools.pairwise(releases):
+        for (cell, case), new in sorted(results.items()):
+            old = results.get((before.id, case))
+            was, now = old and old.outcome.value in PASSED, new.outcome.value in PASSED
+            if cell == after.id and was and not now:
+                yield before, after, case[len(FAMILY) + 1 :], new
 
 
 def scoreboard_rows(report: Report) -> list[list[str]]:
@@ -109,21 +124,10 @@ def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
 
 def _regressions(report: Report, releases: list[CellRecord]) -> list[str]:
     """The headline: every test that passed on a release and not on the next one."""
-    results = _results(report)
-    lines = []
-    for before, after in itertools.pairwise(releases):
-        for (cell, case), new in sorted(results.items()):
-            old = results.get((before.id, case))
-            if (
-                cell == after.id
-                and old
-                and old.outcome.value in PASSED
-                and (new.outcome.value not in PASSED)
-            ):
-                name = case[len(FAMILY) + 1 :]
-                lines.append(f"- {before.onnxruntime} → {after.onnxruntime}: `{name}`: "
-                             + new.summary.replace("\n", " "))  # fmt: skip
-    return lines
+    return [
+        f"- {before.onnxruntime} → {after.onnxruntime}: `{name}`: " + new.summary.replace("\n", " ")
+        for before, after, name, new in _regressed(_results(report), releases)
+    ]
 
 
 def render_scoreboard(report: Report) -> str | None:
@@ -168,14 +172,6 @@ def render_scoreboard(report: Report) -> str | None:
 CHART = "scoreboard.svg"
 
 
-def _check_results(report: Report, check: str) -> dict[tuple[str, str], CheckResult]:
-    return {
-        (r.cell, r.case): r
-        for r in report.results
-        if r.check == check and r.case.startswith(FAMILY + ".")
-    }
-
-
 def scoreboard_page_data(report: Report) -> dict[str, object]:
     """What scoreboard.html shows: the scoreboard rows, every check of the suite per
     release (passed / attempted), regressions between consecutive releases on each check,
@@ -186,7 +182,7 @@ def scoreboard_page_data(report: Report) -> dict[str, object]:
     ready = [c for c in releases if c.state.value == "ready"]
     present = {r.check for r in report.results if r.case.startswith(FAMILY + ".")}
     checks = [c for c in SUITE_CHECKS if c in present] + sorted(present - set(SUITE_CHECKS))
-    by_check = {check: _check_results(report, check) for check in checks}
+    by_check = {check: _results(report, check) for check in checks}
     per_check = []
     for cell in releases:
         line: list[object] = [cell.onnxruntime, cell.state.value]
@@ -196,21 +192,11 @@ def scoreboard_page_data(report: Report) -> dict[str, object]:
             line.append([counts["passed"], sum(counts.values()) - counts["skipped"],
                          counts["skipped"], sum(counts.values())])  # fmt: skip
         per_check.append(line)
-    regressions = []
-    for check in checks:
-        results = by_check[check]
-        for before, after in itertools.pairwise(ready):
-            for (where, case), new in sorted(results.items()):
-                old = results.get((before.id, case))
-                if (
-                    where == after.id
-                    and old
-                    and old.outcome.value in PASSED
-                    and (new.outcome.value not in PASSED)
-                ):
-                    regressions.append([before.onnxruntime, after.onnxruntime, check,
-                                        case[len(FAMILY) + 1 :],
-                                        new.summary.replace("\n", " ")])  # fmt: skip
+    regressions = [
+        [before.onnxruntime, after.onnxruntime, check, name, new.summary.replace("\n", " ")]
+        for check in checks
+        for before, after, name, new in _regressed(by_check[check], ready)
+    ]
     op_of = {c.id: (c.tags[0] if c.tags else "?") for c in report.cases if c.family == FAMILY}
     ops = []
     results = by_check.get(CHECK, {})

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
-from compat.render.grid import build_tables, link_label
+from compat.render.grid import BAD, build_tables, link_label
 from compat.report import Report
 
 #: A square's state, worst first: what a reader must see before anything else.
@@ -146,6 +146,3 @@ def since_when(report: Report) -> list[Since]:
             broken = tuple(label for label, b in zip(table.labels, bad, strict=True) if b)
             out.append(Since(table.family, check, table.axis, first, broken, tuple(links)))
     return out
-
-
-BAD = frozenset({"fail", "xfail", "error", "crash", "timeout", "flaky"})

@@ -1,12 +1,4 @@
-"use strict";
-const DATA = JSON.parse(document.getElementById("data").textContent);
-const $ = (id) => document.getElementById(id);
-const el = (tag, props, text) => {
-  const node = document.createElement(tag);
-  Object.assign(node, props || {});
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
+// after common.js: DATA, $ and el
 const MARK = {pass: "", fail: "F", xfail: "x", xpass: "X", flaky: "~", error: "E", crash: "C",
   timeout: "T", skip: "s", "n/a": "", "install-error": "I", "import-error": "M"};
 const UNEXPECTED = new Set(["fail", "error", "crash", "timeout", "xpass", "flaky",

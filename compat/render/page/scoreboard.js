@@ -1,12 +1,4 @@
-"use strict";
-const DATA = JSON.parse(document.getElementById("data").textContent);
-const $ = (id) => document.getElementById(id);
-const el = (tag, props, text) => {
-  const node = document.createElement(tag);
-  Object.assign(node, props || {});
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
+// after common.js: DATA, $ and el
 const percent = (passed, attempted) => (attempted ? (100 * passed / attempted).toFixed(1) + "%" : "—");
 
 function head(table, labels) {
