@@ -65,7 +65,8 @@ def execute(
     cache = ResultCache(settings.cache_dir) if settings.cache_dir else None
     by_id = {cell.id: cell for cell in cells}
     cases = {f.case.id: f.case for f in files}
-    known = {} if cache is None or settings.fresh else cache.entries
+    # what earlier runs left, as it was when this run started (units add to the cache)
+    known = {} if cache is None or settings.fresh else dict(cache.entries)
     seconds = {k: float(r.get("seconds", 0)) for k, r in (cache.entries if cache else {}).items()}
     raw: dict[str, dict[str, Any]] = {}
     origin: dict[str, str] = {}
