@@ -58,4 +58,9 @@ def environ(code: Path) -> dict[str, str]:
     env.pop("VIRTUAL_ENV", None)
     env["PYTHONPATH"] = str(code)
     env["PYTHONNOUSERSITE"] = "1"
+    # The environments and the staged code are ours: let each cell cache the bytecode
+    # of what it imports there. Under PYTHONDONTWRITEBYTECODE (many CI and Docker
+    # images set it) every worker would otherwise compile onnx, onnxruntime and numpy
+    # from source again: 0.4 s of a 1.3 s worker on a 2-core machine.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env

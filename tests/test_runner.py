@@ -99,6 +99,24 @@ def test_every_file_of_the_cell_folder_is_staged() -> None:
 
 
 @pytest.mark.subprocess
+def test_cells_cache_their_bytecode_even_when_the_user_turned_it_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under PYTHONDONTWRITEBYTECODE every worker would compile its imports again."""
+    import subprocess
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    root = cellcode.stage(tmp_path)
+    assert not list(root.rglob("*.pyc"))
+    subprocess.run(
+        cellcode.command(Path(sys.executable), "probe"),
+        env=cellcode.environ(root), cwd=root, capture_output=True, check=True,
+    )  # fmt: skip
+    assert (root / "compat" / "cell" / "__pycache__").is_dir()
+    assert list((root / "compat" / "cell" / "__pycache__").glob("probe.*.pyc"))
+
+
+@pytest.mark.subprocess
 def test_the_cell_entry_points_load_no_host_module(tmp_path: Path) -> None:
     """Run for real from the staged copy: every in-cell module imported, then sys.modules
     holds no `compat.*` outside `compat.cell` (a host module would fail in old cells)."""
