@@ -7,7 +7,9 @@ otherwise), Python and the platform, the case's content hash (model bytes, array
 expectations) and the hash of the in-cell code (custom check files included). So a
 result computed in one cell serves every other cell with the same versions of
 those packages, in this run and later ones. The cache lives in `.compat/cache/`,
-one JSON-lines file, and is safe to delete at any time. Timeouts and crashes are
+one JSON-lines file per version of the in-cell code (a new version's keys are all
+new: the files of all but the newest KEEP_GENERATIONS versions are deleted), and is
+safe to delete at any time. Timeouts and crashes are
 never cached: a timeout depends on the machine, and a crash can be nondeterministic
 (a race, memory, a signal), so both run again on the next run. A torn last line (a
 write cut short) is skipped: the results before it are still served, and the next
@@ -30,6 +32,9 @@ from compat.corpus import CaseFiles
 from compat.outcomes import CellRecord
 
 UNCACHED = frozenset({"timeout", "crash"})
+#: Cache files kept, this code's included: switching between two onnx-compat
+#: versions (a bench against a baseline, a bisect of this tool) keeps both warm.
+KEEP_GENERATIONS = 2
 
 
 def code_hash(files: CaseFiles) -> str:
@@ -70,7 +75,8 @@ class ResultCache:
     line of a key wins (`--fresh` replaces what it recomputes)."""
 
     def __init__(self, directory: Path) -> None:
-        self.path = directory / "results.jsonl"
+        self.path = directory / f"results-{cellcode.code_hash()[:16]}.jsonl"
+        _prune(directory, self.path)
         self.entries: dict[str, dict[str, Any]] = {}
         lines = 0
         if self.path.exists():
@@ -130,3 +136,14 @@ class ResultCache:
                 return f.read(1) == b"\n"
         except OSError:  # missing, or empty (no byte to seek back to)
             return True
+
+
+def _prune(directory: Path, current: Path) -> None:
+    """Deletes the result files of older in-cell code: no key of theirs can match."""
+    if not directory.is_dir():
+        return
+    others = [p for p in directory.glob("*.jsonl") if p != current]
+    others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in others[KEEP_GENERATIONS - 1 :]:
+        path.unlink(missing_ok=True)
+        path.with_name(path.name + ".lock").unlink(missing_ok=True)

@@ -7,6 +7,7 @@ real in-cell worker loop (`run_task`, in process): nothing of the cache is mocke
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -246,3 +247,25 @@ def test_a_torn_last_line_is_skipped_and_the_results_before_it_served(tmp_path: 
     after.put([(keys["reference"], records["reference"])])
     final = ResultCache(tmp_path / "cache")
     assert {c: final.get(k) for c, k in keys.items()} == records
+
+
+def test_result_files_of_older_in_cell_code_are_deleted_the_previous_one_kept(
+    tmp_path: Path,
+) -> None:
+    """Every key holds the in-cell code's hash: a new version of the code can match no
+    line of an old file, which would otherwise be read, and grow, on every run."""
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    stale = []
+    for age, name in enumerate(["results.jsonl", "results-aaaa.jsonl", "results-bbbb.jsonl"]):
+        path = directory / name
+        path.write_text('{"key": "k", "record": {}}\n')
+        os.utime(path, (1_000_000 + age, 1_000_000 + age))
+        stale.append(path)
+    cache = ResultCache(directory)
+    cache.put([("k2", {"outcome": "pass"})])
+    assert sorted(p.name for p in directory.glob("*.jsonl")) == sorted(
+        [cache.path.name, "results-bbbb.jsonl"]  # the newest other generation stays
+    )
+    assert ResultCache(directory).get("k2") == {"outcome": "pass"}
+    assert ResultCache(directory).get("k") is None
