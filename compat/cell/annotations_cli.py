@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 
 from compat.cell.inputs import generate_inputs
-from compat.cell.observe import check_run
+from compat.cell.observe import check_runs
 from compat.cell.semantics import RunVerdict
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
@@ -132,7 +132,7 @@ def main_inner(argv: Optional[Sequence[str]] = None) -> int:
             runs = [("generated inputs", generate_inputs(model, dims))]
         except ValueError as exc:
             raise BadInput("%s: %s" % (args.model, exc)) from None
-    verdicts = [check_run(model, feeds, args.runtime) for _, feeds in runs]
+    verdicts = check_runs(model, [feeds for _, feeds in runs], args.runtime)
     ok = all(v.ok for v in verdicts)
     if args.json:
         print(json.dumps({"ok": ok, "runs": [v.to_dict() for v in verdicts]}, indent=1))

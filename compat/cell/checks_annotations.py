@@ -6,12 +6,13 @@ from compat.cell.gates import require_onnx_support
 from compat.cell.verdict import Phase, Verdict, bounded, fail, one_line, skip
 
 
-def check_run(model, feeds, runtime):
-    """One observed run, judged. Imported when a check runs: the table of checks is
-    read by the host too, which must not load numpy and onnx to list check names."""
-    from compat.cell.observe import check_run as observe_and_judge
+def check_runs(model, runs, runtime):
+    """Every run of the model with one runtime (built once), judged. Imported when a
+    check runs: the host reads the table of checks too, and must not load numpy and onnx
+    to list check names."""
+    from compat.cell.observe import check_runs as observe_and_judge
 
-    return observe_and_judge(model, feeds, runtime)
+    return observe_and_judge(model, runs, runtime)
 
 
 def _expected_violations(case, unobservable):
@@ -72,9 +73,8 @@ def check_annotations(case):
     runtimes, unable = observers(model)
     notes, observed = [], set()
     for runtime in runtimes:
-        for index, feeds in enumerate(case.runs):
+        for index, verdict in enumerate(check_runs(model, case.runs, runtime)):
             label = "%s run %d" % (runtime, index + 1)
-            verdict = check_run(model, feeds, runtime)
             inputs_violated = any(v.precondition for v in verdict.violations)
             if verdict.error and not inputs_violated:
                 unable.append(why_unobserved(label, verdict.error))
@@ -123,9 +123,8 @@ def check_inferred_annotations(case):
     runtimes, unable = observers(inferred)
     wrong, observed = [], set()
     for runtime in runtimes:
-        for index, feeds in enumerate(case.runs):
+        for index, verdict in enumerate(check_runs(inferred, case.runs, runtime)):
             label = "%s run %d" % (runtime, index + 1)
-            verdict = check_run(inferred, feeds, runtime)
             if verdict.error:
                 unable.append(why_unobserved(label, verdict.error))
                 continue
@@ -177,8 +176,9 @@ def check_annotations_builtin(case):
     from onnx.reference.shape_annotation_checker import ShapeAnnotationError
 
     notes = []
-    for index, feeds in enumerate(case.runs):
-        ours = check_run(model, feeds, "reference")
+    for index, (feeds, ours) in enumerate(
+        zip(case.runs, check_runs(model, case.runs, "reference"))
+    ):
         try:
             ReferenceEvaluator(model, check_shape_annotations=True).run(None, feeds)
             theirs, message = "holds", ""

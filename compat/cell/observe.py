@@ -3,7 +3,7 @@ evaluator node by node (subgraph bodies included), then judging them with a fres
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 import onnx
@@ -11,8 +11,9 @@ import onnx
 from compat.cell.semantics import RunVerdict, judge, top_level_names
 
 
-def observe_ort(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
-    """Runs a copy of the model in onnxruntime with every annotated top-level value exposed."""
+def ort_observer(model: Any) -> Callable[[Dict[str, np.ndarray]], List[Tuple[str, Any]]]:
+    """An onnxruntime session of a copy of the model with every annotated top-level value
+    exposed, as a function of the feeds: built once, run for every run of a case."""
     import onnxruntime as ort
 
     watched = [
@@ -36,12 +37,19 @@ def observe_ort(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any
         copy.SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
     )
     names = [o.name for o in session.get_outputs()]
-    values = dict(zip(names, session.run(None, feeds)))
-    return [(n, values[n]) for n in watched if n in values]
+
+    def observe(feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+        values = dict(zip(names, session.run(None, feeds)))
+        return [(n, values[n]) for n in watched if n in values]
+
+    return observe
 
 
-def observe_reference(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
-    """Runs the reference evaluator, recording every value as it is produced.
+def reference_observer(
+    model: Any,
+) -> Callable[[Dict[str, np.ndarray]], List[Tuple[str, Any]]]:
+    """The reference evaluator, recording every value as it is produced, as a function of
+    the feeds: built and instrumented once, run for every run of a case.
 
     Each node's `run` (nested If/Loop/Scan bodies included) is wrapped to
     record its outputs, and each nested evaluator's `run` to record the
@@ -84,20 +92,43 @@ def observe_reference(model: Any, feeds: Dict[str, np.ndarray]) -> List[Tuple[st
             node.run = node_recording
 
     instrument(evaluator, False)
-    evaluator.run(None, feeds)
-    return observed
+
+    def observe(feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+        del observed[:]
+        evaluator.run(None, feeds)
+        return list(observed)
+
+    return observe
 
 
-RUNTIMES = {"ort": observe_ort, "reference": observe_reference}
+OBSERVERS = {"ort": ort_observer, "reference": reference_observer}
+
+
+def _failed(model: Any, feeds: Dict[str, np.ndarray], runtime: str, exc: Exception) -> RunVerdict:
+    verdict = judge(model, feeds, [])
+    message = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
+    verdict.error = "%s run failed: %s" % (runtime, message[:1000])
+    return verdict
+
+
+def check_runs(model: Any, runs: List[Dict[str, np.ndarray]], runtime: str) -> List[RunVerdict]:
+    """Every run of one model with one runtime, built once, each run judged with a fresh
+    β. A runtime failure is recorded, the inputs are still judged."""
+    try:
+        observe = OBSERVERS[runtime](model)
+    except Exception as exc:
+        return [_failed(model, feeds, runtime, exc) for feeds in runs]
+    verdicts = []
+    for feeds in runs:
+        try:
+            observed = observe(feeds)
+        except Exception as exc:
+            verdicts.append(_failed(model, feeds, runtime, exc))
+            continue
+        verdicts.append(judge(model, feeds, observed))
+    return verdicts
 
 
 def check_run(model: Any, feeds: Dict[str, np.ndarray], runtime: str = "ort") -> RunVerdict:
     """One run with a fresh β. A runtime failure is recorded, inputs are still judged."""
-    try:
-        observed = RUNTIMES[runtime](model, feeds)
-    except Exception as exc:
-        verdict = judge(model, feeds, [])
-        message = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
-        verdict.error = "%s run failed: %s" % (runtime, message[:1000])
-        return verdict
-    return judge(model, feeds, observed)
+    return check_runs(model, [feeds], runtime)[0]
