@@ -27,7 +27,7 @@ from typing import Any
 from filelock import FileLock
 
 from compat import cellcode
-from compat.cell.checks import BY_NAME, EVERYTHING, ONNX_ONLY
+from compat.cell.checks import BY_NAME, EVERYTHING, ONNX_ONLY, PARTS
 from compat.corpus import CaseFiles
 from compat.outcomes import CellRecord
 
@@ -38,6 +38,7 @@ KEEP_GENERATIONS = 2
 
 
 def code_hash(files: CaseFiles) -> str:
+    """The in-cell code's hash, with the case's custom check files."""
     digest = hashlib.sha256(cellcode.code_hash().encode())
     for custom in files.case.custom_checks:
         digest.update(Path(custom.file).read_bytes())
@@ -45,29 +46,32 @@ def code_hash(files: CaseFiles) -> str:
 
 
 def depends_on(files: CaseFiles, check: str) -> tuple[str, ...]:
-    """The packages whose versions a check's result on this case depends on."""
+    """The packages whose versions a check's (or a part's) result on this case depends on."""
     case = files.case
     if case.oracle == "onnxruntime":  # the oracle itself is a run of onnxruntime
         return EVERYTHING
     for custom in case.custom_checks:
         if custom.name == check:
             return ONNX_ONLY if custom.package == "onnx" else EVERYTHING
-    return BY_NAME[check].depends
+    return PARTS[check].depends if check in PARTS else BY_NAME[check].depends
 
 
-def result_key(record: CellRecord, files: CaseFiles, check: str, share: bool = True) -> str:
+def result_key(
+    record: CellRecord, files: CaseFiles, check: str, share: bool = True, code: str = ""
+) -> str:
     """The key of one result; `share=False` keys it to its cell as well (every cell
-    computes everything itself: the reference the sharing is tested against)."""
-    identity = {
-        "packages": {name: record.packages.get(name) for name in depends_on(files, check)},
-        "python": record.python,
-        "platform": record.platform,
-        "case": files.content,
-        "code": code_hash(files),
-        "check": check,
-        **({} if share else {"cell": record.id}),
-    }
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+    computes everything itself: the reference the sharing is tested against). `code`:
+    the case's `code_hash`, when the caller computed it once for many keys."""
+    identity = [
+        *(f"{name}=={record.packages.get(name)}" for name in depends_on(files, check)),
+        f"python=={record.python}",
+        f"platform={record.platform}",
+        f"case={files.content}",
+        f"code={code or code_hash(files)}",
+        f"check={check}",
+        "" if share else f"cell={record.id}",
+    ]
+    return hashlib.sha256("\n".join(identity).encode()).hexdigest()
 
 
 class ResultCache:

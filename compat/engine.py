@@ -10,8 +10,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compat.cache import ResultCache, result_key
+from compat.cache import ResultCache, code_hash, result_key
 from compat.case import Case
+from compat.cell.checks import tasks_of
+from compat.cell.parts import combine
 from compat.corpus import CaseFiles
 from compat.envs import Environment, ensure_env, existing_env
 from compat.known import classify
@@ -68,9 +70,10 @@ def execute(
     # what earlier runs left, as it was when this run started (units add to the cache)
     known = {} if cache is None or settings.fresh else dict(cache.entries)
     seconds = {k: float(r.get("seconds", 0)) for k, r in (cache.entries if cache else {}).items()}
+    codes = {f.directory: code_hash(f) for f in files}  # the in-cell code, read once
     raw: dict[str, dict[str, Any]] = {}
     origin: dict[str, str] = {}
-    jobs_of: dict[str, list[Job]] = {}
+    slots_of: dict[str, list[Slot]] = {}
     claimed: set[str] = set()
     executed: dict[str, int] = dict.fromkeys(by_id, 0)
     runs: dict[str, CellRun] = {}
@@ -82,15 +85,11 @@ def execute(
         """Cells whose every key is known get their results; results are written as
         they are produced (the caller's `on_progress`), one writer at a time."""
         for cell in cells:
-            if cell.id in runs or cell.id not in jobs_of:
+            if cell.id in runs or cell.id not in slots_of:
                 continue
-            mine = jobs_of[cell.id]
-            if all(j.key in raw for j in mine):
-                results = tuple(
-                    _result(cell, raw[j.key], cases[j.files.case.id], settings,
-                            "" if origin[j.key] == cell.id else origin[j.key])
-                    for j in mine
-                )  # fmt: skip
+            mine = slots_of[cell.id]
+            if all(j.key in raw for slot in mine for j in slot.jobs):
+                results = tuple(_result(cell, slot, raw, origin, cases, settings) for slot in mine)
                 runs[cell.id] = CellRun(envs[cell.id].record, results, executed[cell.id])
                 progress.finish(cell.id, summary(runs[cell.id]))
         on_progress(dict(runs))
@@ -102,10 +101,10 @@ def execute(
             env = envs[cell.id]
             mine = []
             if env.record.state is CellState.READY:
-                mine = [Job(cell.id, f, check, result_key(env.record, f, check, settings.share))
+                mine = [_slot(cell, env, f, codes[f.directory], check, settings)
                         for f in files for check in f.case.checks]  # fmt: skip
-            jobs_of[cell.id] = mine
-            new += mine
+            slots_of[cell.id] = mine
+            new += [j for slot in mine for j in slot.jobs]
         for job in new:
             if job.key not in raw and job.key in known:
                 raw[job.key], origin[job.key] = known[job.key], "cache"
@@ -148,7 +147,7 @@ def execute(
                     schedule([cell])
         while futures:  # units may be added while earlier ones run
             futures.pop(0).result()
-    _rerun_unexpected(runs, jobs_of, raw, origin, envs, cache, settings, by_id, cases)
+    _rerun_unexpected(runs, slots_of, raw, origin, envs, cache, settings, by_id, cases)
     return runs
 
 
@@ -158,7 +157,7 @@ def existing(cell: Cell, settings: Settings) -> tuple[str, Environment | None]:
 
 def _rerun_unexpected(
     runs: dict[str, CellRun],
-    jobs_of: dict[str, list[Job]],
+    slots_of: dict[str, list[Slot]],
     raw: dict[str, dict[str, Any]],
     origin: dict[str, str],
     envs: dict[str, Environment],
@@ -167,16 +166,18 @@ def _rerun_unexpected(
     cells: dict[str, Cell],
     cases: dict[str, Case],
 ) -> None:
-    """Every key whose result is unexpected in some cell runs `settings.reruns` more times
-    in fresh workers of the cell that computed it (see compat/reruns.py)."""
+    """Every key of a result that is unexpected in some cell (every part of it) runs
+    `settings.reruns` more times in fresh workers of the cell that computed it (see
+    compat/reruns.py)."""
     if settings.reruns <= 0:
         return
     suspects: dict[str, Job] = {}
     for cell_id, run in runs.items():
-        for job, result in zip(jobs_of[cell_id], run.results, strict=True):
+        for slot, result in zip(slots_of[cell_id], run.results, strict=True):
             if result.outcome.unexpected and result.outcome is not Outcome.FLAKY:
-                owner = origin[job.key] if origin[job.key] in envs else job.cell
-                suspects.setdefault(job.key, replace(job, cell=owner))
+                for job in slot.jobs:
+                    owner = origin[job.key] if origin[job.key] in envs else job.cell
+                    suspects.setdefault(job.key, replace(job, cell=owner))
     by_cell: dict[str, list[Job]] = {}
     for job in suspects.values():
         by_cell.setdefault(job.cell, []).append(job)
@@ -202,21 +203,49 @@ def _rerun_unexpected(
     if not suspects:
         return
     for cell_id, run in list(runs.items()):
-        mine = jobs_of[cell_id]
-        if any(j.key in suspects for j in mine):
-            results = tuple(
-                _result(cells[cell_id], raw[j.key], cases[j.files.case.id], settings,
-                        "" if origin[j.key] == cell_id else origin[j.key])
-                for j in mine
-            )  # fmt: skip
-            reran = sum(1 for j in mine if j.key in suspects and j.cell == origin[j.key])
+        slots = slots_of[cell_id]
+        if any(j.key in suspects for slot in slots for j in slot.jobs):
+            where = cells[cell_id]
+            results = tuple(_result(where, slot, raw, origin, cases, settings) for slot in slots)
+            reran = sum(1 for slot in slots for j in slot.jobs
+                        if j.key in suspects and j.cell == origin[j.key])  # fmt: skip
             runs[cell_id] = replace(run, results=results, reran=reran * settings.reruns)
 
 
+@dataclass(frozen=True)
+class Slot:
+    """One result of a cell: a check of a case, computed by one job or by one per part."""
+
+    check: str
+    jobs: tuple[Job, ...]
+
+
+def _slot(
+    cell: Cell, env: Environment, files: CaseFiles, code: str, check: str, settings: Settings
+) -> Slot:
+    return Slot(
+        check,
+        tuple(
+            Job(cell.id, files, task, result_key(env.record, files, task, settings.share, code))
+            for task in tasks_of(check)
+        ),
+    )
+
+
 def _result(
-    cell: Cell, raw: dict[str, Any], case: Case, settings: Settings, origin: str = ""
+    cell: Cell,
+    slot: Slot,
+    raws: dict[str, dict[str, Any]],
+    origins: dict[str, str],
+    cases: dict[str, Case],
+    settings: Settings,
 ) -> CheckResult:
-    """A worker's raw record as a classified result (tracebacks only when asked for)."""
+    """A slot's raw records (its parts' combined) as a classified result, with where it
+    was computed when not in this cell (tracebacks only when asked for)."""
+    records = [raws[j.key] for j in slot.jobs]
+    raw = records[0] if len(records) == 1 else combine(slot.check, records)
+    origin = next((origins[j.key] for j in slot.jobs if origins[j.key] != cell.id), "")
+    case = cases[slot.jobs[0].files.case.id]
     return classify(
         CheckResult(
             cell=cell.id,

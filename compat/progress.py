@@ -12,10 +12,10 @@ class Progress:
     """Thread-safe: units start and cells finish on worker threads. On a terminal, a
     live status line and a line per finished cell; in a log, a line per quarter."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, live: bool | None = None) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, live: bool | None = None) -> None:
         self.total = total
-        self.stream = stream
-        self.live = stream.isatty() if live is None else live
+        self.stream = stream or sys.stderr  # the stderr of now, not of the first import
+        self.live = self.stream.isatty() if live is None else live
         self.done = 0
         self.running: list[str] = []
         self.started = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,9 +108,23 @@ def write_json(report: Report, path: Path) -> None:
     partial.replace(path)
 
 
+#: The text of the last report dumped: a run writes the same report twice (the
+#: remembered run and matrix.json).
+_dumped: tuple[weakref.ref[Report] | None, str] = (None, "")
+
+
 def dumps(report: Report) -> str:
     """Indented, one result per line: diffs read well, and the C encoder does the bulk
     (an indented dump of 29,000 results is pure Python and takes seconds)."""
+    global _dumped
+    if _dumped[0] is not None and _dumped[0]() is report:
+        return _dumped[1]
+    text = _dumps(report)
+    _dumped = (weakref.ref(report), text)
+    return text
+
+
+def _dumps(report: Report) -> str:
     data = report.serialize()
     results = data.pop("results")
     head = json.dumps(data, indent=1, sort_keys=True)

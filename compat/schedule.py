@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compat.cell.checks import BY_NAME
+from compat.cell.parts import SEPARATOR
 from compat.corpus import CaseFiles
 
 #: A worker process costs this much before its first check (imports, session setup).
@@ -49,8 +50,11 @@ def cost(job: Job, seconds: dict[str, float]) -> float:
     """Estimated seconds: the last measured time for this key, else the check's typical."""
     if job.key in seconds:
         return seconds[job.key]
-    check = BY_NAME.get(job.check)
-    return check.cost if check else 0.005
+    whole, _, part = job.check.partition(SEPARATOR)
+    check = BY_NAME.get(whole)
+    if check is None:
+        return 0.005
+    return check.cost / len(check.parts) if part else check.cost
 
 
 def assign(jobs: list[Job], seconds: dict[str, float]) -> dict[str, Job]:

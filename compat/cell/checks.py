@@ -12,7 +12,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Tuple
 
 from compat.cell import checks_annotations, checks_onnx, checks_ort
+from compat.cell.parts import SEPARATOR, run_parts
 from compat.cell.verdict import Phase, Verdict
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of a check computed on its own (compat/cell/parts.py)."""
+
+    name: str  # the task is named CHECK:NAME
+    function: Callable[[Any], str]
+    depends: Tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -28,11 +38,37 @@ class Check:
     #: distinct set of their versions and shown in every cell that has that set
     depends: Tuple[str, ...] = ("onnx", "onnxruntime", "numpy", "protobuf")  # see below
     cost: float = 0.002  # typical seconds per case on a 2-core machine, for scheduling
+    #: computed apart, each keyed by what it depends on, then combined into one result
+    #: (`function` is then the whole check in one process: every part, combined)
+    parts: Tuple[Part, ...] = ()
 
 
 ONNX_ONLY = ("onnx", "numpy", "protobuf")
 ORT_ONLY = ("onnxruntime", "numpy")  # onnx parses the model only to explain a refusal
 EVERYTHING = ("onnx", "onnxruntime", "numpy", "protobuf")
+
+
+def _observed_by(function, runtime):
+    """`function(case, (runtime,))`: an annotation check observed with one runtime."""
+
+    def check(case):
+        return function(case, (runtime,))
+
+    return check
+
+
+def _observations(function, inferred=False):
+    """The annotation check's parts: onnxruntime's observation, onnx's reference's.
+    What onnx's shape inference infers depends on onnx, whoever observes it."""
+    ort = EVERYTHING if inferred else ORT_ONLY
+    return (
+        Part("ort", _observed_by(function, "ort"), ort),
+        Part("reference", _observed_by(function, "reference"), ONNX_ONLY),
+    )
+
+
+_ANNOTATIONS = _observations(checks_annotations.check_annotations)
+_INFERRED = _observations(checks_annotations.check_inferred_annotations, inferred=True)
 
 CHECKS: Tuple[Check, ...] = (
     Check(
@@ -85,19 +121,21 @@ CHECKS: Tuple[Check, ...] = (
         "annotations",
         "both",  # observed with onnx's reference evaluator and onnxruntime
         "the declared shape annotations hold on real runs",
-        checks_annotations.check_annotations,
+        lambda case: run_parts(case, "annotations", _ANNOTATIONS),
         "the declared shape annotations on real runs (compat/cell/semantics.py)",
         depends=EVERYTHING,
         cost=0.002,
+        parts=_ANNOTATIONS,
     ),
     Check(
         "inferred_annotations",
         "onnx",
         "annotations added by onnx shape inference hold on real runs",
-        checks_annotations.check_inferred_annotations,
+        lambda case: run_parts(case, "inferred_annotations", _INFERRED),
         "annotations added by onnx shape inference on real runs",
         depends=EVERYTHING,
         cost=0.0016,
+        parts=_INFERRED,
     ),
     Check(
         "annotations_builtin",
@@ -121,12 +159,25 @@ CHECKS: Tuple[Check, ...] = (
 )
 
 BY_NAME: Dict[str, Check] = {check.name: check for check in CHECKS}
+#: Every part by its task's name, `annotations:ort`.
+PARTS: Dict[str, Part] = {
+    check.name + SEPARATOR + part.name: part for check in CHECKS for part in check.parts
+}
+
+
+def tasks_of(check: str) -> Tuple[str, ...]:
+    """The tasks that compute a check: its parts, or the check itself."""
+    parts = BY_NAME[check].parts if check in BY_NAME else ()
+    return tuple(check + SEPARATOR + p.name for p in parts) or (check,)
 
 
 def find_check(case: Any, name: str) -> Callable[[Any], str]:
-    """The function of a built-in check, or of a check the case defines in its own file."""
+    """The function of a built-in check or part, or of a check the case defines in its
+    own file."""
     if name in BY_NAME:
         return BY_NAME[name].function
+    if name in PARTS:
+        return PARTS[name].function
     custom = case.spec.get("custom_checks", {}).get(name)
     if custom is None:
         raise Verdict("error", "load", "unknown check %r for case %r" % (name, case.spec.get("id")))

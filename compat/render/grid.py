@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from itertools import groupby
@@ -67,8 +68,22 @@ def entry(cell: CellRecord, result: CheckResult | None) -> str:
     return result.outcome.value if result else "n/a"
 
 
+#: The tables of the last report built: every renderer (and each of the family pages)
+#: reads them, and they are the same for one report.
+_built: tuple[weakref.ref[Report] | None, list[Table]] = (None, [])
+
+
 def build_tables(report: Report) -> list[Table]:
     """One table per (family, axis) that has rows, families and axes in report order."""
+    global _built
+    if _built[0] is not None and _built[0]() is report:
+        return list(_built[1])
+    tables = _build_tables(report)
+    _built = (weakref.ref(report), tables)
+    return list(tables)
+
+
+def _build_tables(report: Report) -> list[Table]:
     cells = {c.id: c for c in report.cells}
     results = {(r.cell, r.case, r.check): r for r in report.results}
     families = list(dict.fromkeys(c.family for c in report.cases))
