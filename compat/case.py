@@ -100,9 +100,9 @@ class Case:
 
     @property
     def checks(self) -> tuple[str, ...]:
-        builtin = tuple(
-            c for c in self.builtin_checks if c != "version_converter" or self.convert_to
-        )
+        # a check with nothing declared to compare is no verdict at all: not listed
+        declared = {"version_converter": self.convert_to, "ort_optimized": self.optimized}
+        builtin = tuple(c for c in self.builtin_checks if declared.get(c, True))
         return builtin + tuple(c.name for c in self.custom_checks)
 
     def check_axis(self, check: str) -> Package | Literal["both"]:
