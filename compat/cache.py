@@ -35,6 +35,9 @@ UNCACHED = frozenset({"timeout", "crash"})
 #: Cache files kept, this code's included: switching between two onnx-compat
 #: versions (a bench against a baseline, a bisect of this tool) keeps both warm.
 KEEP_GENERATIONS = 2
+#: A cache opened only to write is compacted past this many lines (about four
+#: default runs' worth of --fresh results).
+WRITE_ONLY_COMPACTION = 60_000
 
 
 def code_hash(files: CaseFiles) -> str:
@@ -78,11 +81,20 @@ class ResultCache:
     """Raw worker records by key, for every cell; appends as results arrive, the last
     line of a key wins (`--fresh` replaces what it recomputes)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, read: bool = True) -> None:
+        """`read=False`: only to write (`--fresh` replaces every result it touches), the
+        file is not parsed unless it has grown past WRITE_ONLY_COMPACTION lines."""
         self.path = directory / f"results-{cellcode.code_hash()[:16]}.jsonl"
         _prune(directory, self.path)
         self.entries: dict[str, dict[str, Any]] = {}
         lines = 0
+        if not read:
+            if self.path.exists():
+                with self.path.open("rb") as f:
+                    lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+            if lines > WRITE_ONLY_COMPACTION:
+                self._compact()
+            return
         if self.path.exists():
             for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
                 lines += 1

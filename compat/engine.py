@@ -64,7 +64,8 @@ def execute(
     for cell in cells:
         if cell.id not in envs and (found := existing(cell, settings)[1]) is not None:
             envs[cell.id] = found
-    cache = ResultCache(settings.cache_dir) if settings.cache_dir else None
+    # --fresh reads nothing back: only writes what it computes
+    cache = ResultCache(settings.cache_dir, read=not settings.fresh) if settings.cache_dir else None
     by_id = {cell.id: cell for cell in cells}
     cases = {f.case.id: f.case for f in files}
     # what earlier runs left, as it was when this run started (units add to the cache)

@@ -269,3 +269,22 @@ def test_result_files_of_older_in_cell_code_are_deleted_the_previous_one_kept(
     )
     assert ResultCache(directory).get("k2") == {"outcome": "pass"}
     assert ResultCache(directory).get("k") is None
+
+
+def test_a_cache_opened_only_to_write_parses_nothing_until_it_has_grown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--fresh` reads no result back; it still writes each one, replacing the old."""
+    import compat.cache
+
+    cache = ResultCache(tmp_path / "cache")
+    cache.put([("k", {"outcome": "fail"})])
+    writer = ResultCache(tmp_path / "cache", read=False)
+    assert writer.get("k") is None
+    writer.put([("k", {"outcome": "pass"})])
+    assert ResultCache(tmp_path / "cache").get("k") == {"outcome": "pass"}
+    with cache.path.open("a") as f:
+        f.write('{"key": "k", "record": {"outcome": "pass"}}\n' * 10)
+    monkeypatch.setattr(compat.cache, "WRITE_ONLY_COMPACTION", 5)
+    ResultCache(tmp_path / "cache", read=False)
+    assert len(cache.path.read_text().splitlines()) == 1
