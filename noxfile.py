@@ -31,7 +31,11 @@ def install_project(session: nox.Session, extras: str = "") -> None:
     stamp = Path(session.virtualenv.location) / ".onnx-compat-installed"
     if stamp.exists() and stamp.read_text() == want:
         return
-    session.install("-e", f".{extras}")
+    # uv leaves bytecode to the first import, which never writes it under
+    # PYTHONDONTWRITEBYTECODE (CI images set it): every run would compile numpy and
+    # onnx again (0.3 s). pip compiles at install by default.
+    compile_now = ["--compile-bytecode"] if session.venv_backend == "uv" else []
+    session.install(*compile_now, "-e", f".{extras}")
     stamp.write_text(want)
 
 
