@@ -1,5 +1,6 @@
 """Where a matrix run's time goes: per phase (from the run's own timings) and per check
-(CPU seconds inside the workers, for the results computed in that run).
+(CPU seconds inside the workers, for the results computed in that run; a check computed
+in parts counts in every cell that computed a part, with that part's time).
 
     python bench/profile.py [reports/matrix.json]
 

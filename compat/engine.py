@@ -245,7 +245,11 @@ def _result(
     was computed when not in this cell (tracebacks only when asked for)."""
     records = [raws[j.key] for j in slot.jobs]
     raw = records[0] if len(records) == 1 else combine(slot.check, records)
-    origin = next((origins[j.key] for j in slot.jobs if origins[j.key] != cell.id), "")
+    here = [r for j, r in zip(slot.jobs, records, strict=True) if origins[j.key] == cell.id]
+    # computed here when any part was, and then its time is the time spent here
+    origin = "" if here else origins[slot.jobs[0].key]
+    if here and len(records) > 1:
+        raw = {**raw, "seconds": round(sum(float(r.get("seconds", 0)) for r in here), 4)}
     case = cases[slot.jobs[0].files.case.id]
     return classify(
         CheckResult(

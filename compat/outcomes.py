@@ -66,7 +66,8 @@ class CheckResult:
     known: str = ""  # link of the known failure that classified this result
     traceback: str = ""  # the worker's full traceback behind an error or fail, if any
     #: where it was computed: "" in this cell, this run; another cell's id (same versions
-    #: of every package the check depends on); "cache" (an earlier run)
+    #: of every package the check depends on); "cache" (an earlier run). A check computed
+    #: in parts is "" when any part was computed here, and `seconds` the time spent here
     origin: str = ""
 
     def serialize(self) -> CheckResultDict:
