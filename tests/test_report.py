@@ -334,3 +334,24 @@ def test_an_unexpected_result_served_from_the_cache_says_so() -> None:
     text = render_unexpected(replace(report, results=cached))
     assert "[from an earlier run; --fresh recomputes]" in text
     assert "[from an earlier run" not in render_unexpected(report)
+
+
+def test_renderings_of_a_large_report_made_in_a_forked_process_equal_those_made_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The committed docs run (27,000 results): junit.xml and matrix.html come from a
+    second process while this one renders the rest, byte for byte what one would make."""
+    import compat.render.outputs as outputs
+
+    report = read_json(ROOT / "docs" / "matrix.json.gz")
+    assert len(report.results) >= outputs.APART_FROM
+    names = tuple(outputs.RENDERERS)
+    together = outputs.render_all(report, outputs.Style(), names)
+    monkeypatch.setattr(outputs, "APART_FROM", 10**9)
+    alone = outputs.render_all(report, outputs.Style(), names)
+    assert together == alone
+    assert together["junit.xml"] and together["matrix.html"]
+    monkeypatch.setattr(outputs, "APART_FROM", 0)  # and it is another process's work
+    monkeypatch.setitem(outputs.RENDERERS, "pid", lambda report, style: str(os.getpid()))
+    monkeypatch.setattr(outputs, "APART", (*outputs.APART, "pid"))
+    assert outputs.render_all(report, outputs.Style(), ("pid",))["pid"] != str(os.getpid())

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
+import pickle
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,12 +102,48 @@ def _render_key(report: Report, style: Style, names: tuple[str, ...]) -> str:
     return code.hexdigest()
 
 
+#: Rendered in a forked second process while this one renders the rest, for a report
+#: of at least APART_FROM results: both cores busy at the end of a run too. They build no
+#: tables (the others share them: compat/render/grid.py builds them once).
+APART = ("junit.xml", "matrix.html", "scoreboard.html")
+APART_FROM = 5_000
+
+
+def render_all(report: Report, style: Style, names: tuple[str, ...]) -> dict[str, Rendered]:
+    """Every named rendering; on Linux and a large report, APART in a forked process
+    (it shares the report without copying it), the others here meanwhile."""
+    apart = [n for n in names if n in APART]
+    if not apart or len(report.results) < APART_FROM or sys.platform != "linux":
+        return {name: RENDERERS[name](report, style) for name in names}
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the forked renderer
+        code = 0
+        try:
+            with os.fdopen(writer, "wb") as pipe:
+                pickle.dump({n: RENDERERS[n](report, style) for n in apart}, pipe)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(writer)
+    here = {name: RENDERERS[name](report, style) for name in names if name not in apart}
+    with os.fdopen(reader, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(child, 0)
+    done: dict[str, Rendered] = pickle.loads(data) if status == 0 and data else {}
+    for name in apart:  # the fork failed: render them here
+        if name not in done:
+            done[name] = RENDERERS[name](report, style)
+    return {name: here[name] if name in here else done[name] for name in names}
+
+
 def render_files(report: Report, out: Path, style: Style, names: tuple[str, ...]) -> list[Path]:
     """Writes the named renderings of stored results; returns the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
+    renderings = render_all(report, style, names)
     for name in names:
-        rendered = RENDERERS[name](report, style)
+        rendered = renderings[name]
         written = files(name, rendered)
         if isinstance(rendered, dict):  # a folder of pages: pages nothing renders any more go
             (out / name).mkdir(parents=True, exist_ok=True)
