@@ -30,6 +30,22 @@ def _add_axes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--onnx", metavar="V1,V2", help="replace the onnx axis")
     parser.add_argument("--ort", metavar="V1,V2", help="replace the onnxruntime axis")
     parser.add_argument(
+        "--pkg",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="an extra axis: every cell once per release of NAME (repeatable; replaces "
+        "[tool.compat.axes.NAME])",
+    )
+    parser.add_argument(
+        "--with",
+        dest="with_",
+        action="append",
+        default=[],
+        metavar="PKG==V",
+        help="a fixed pin added to every cell (repeatable)",
+    )
+    parser.add_argument(
         "--cross", action="store_true", help="run every onnx × onnxruntime pair instead of axes"
     )
     parser.add_argument("--cells", metavar="GLOB[,GLOB]", help="select cells by id")

@@ -69,9 +69,13 @@ class Config:
     cases_dirs: tuple[Path, ...] = ()  # drop-in model directories, relative to the config
     docs: Docs | None = None  # the committed docs tables and the results they render from
     known: tuple[KnownEntry, ...] = ()  # known failures of any case, as data
+    #: extra axes, `[tool.compat.axes.NAME] versions = [...]`: each multiplies the cells
+    axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-_TOP_KEYS = {"timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known"}
+_TOP_KEYS = {
+    "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes",
+}  # fmt: skip
 _KNOWN_KEYS = {"cases", "package", "versions", "checks", "outcomes", "reason", "link"}
 _DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard"}
 _AXIS_KEYS = {"versions", "pair"}
@@ -110,8 +114,8 @@ def _constraint(table: dict[str, Any], index: int, path: Path) -> Constraint:
     where = f"tool.compat.constraints #{index + 1}"
     _reject_unknown(table, _CONSTRAINT_KEYS, where, path)
     package = _require(table, "package", where, path)
-    if package not in PACKAGES:
-        raise ConfigError(f"{path}: [{where}] package {package!r} must be one of {PACKAGES}")
+    if not isinstance(package, str) or not package:
+        raise ConfigError(f"{path}: [{where}] package must name an axis, like 'onnx'")
     versions = str(_require(table, "versions", where, path))
     parse_range(versions, f"{path} [{where}] versions", ConfigError)
     requires = _require(table, "requires", where, path)
@@ -216,4 +220,26 @@ def load_config(path: Path) -> Config:
         ),
         docs=_docs(table["docs"], path) if "docs" in table else None,
         known=tuple(known_tables(table.get("known", []), "tool.compat.known", path)),
+        axes=_extra_axes(table.get("axes", {}), path),
     )
+
+
+def _extra_axes(table: Any, path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`[tool.compat.axes.protobuf] versions = ["5.29.5", "6.33.0"]`, one table per package."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.compat.axes] must hold one table per package")
+    axes = []
+    for name, axis in table.items():
+        where = f"tool.compat.axes.{name}"
+        if not isinstance(axis, dict):
+            raise ConfigError(f"{path}: [{where}] must be a table with versions = [...]")
+        _reject_unknown(axis, {"versions"}, where, path)
+        if name in PACKAGES:
+            raise ConfigError(f"{path}: [{where}]: {name} has its own axis, [tool.compat.{name}]")
+        versions = _require(axis, "versions", where, path)
+        if not isinstance(versions, list) or not versions:
+            raise ConfigError(f"{path}: [{where}] versions must be a non-empty list of releases")
+        for v in versions:
+            parse_version(str(v), f"{path} [{where}] versions", ConfigError)
+        axes.append((name, tuple(str(v) for v in versions)))
+    return tuple(axes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from compat import cellcode
 from compat.errors import CompatError
 from compat.matrix import Cell
 from compat.outcomes import CellRecord, CellState
+from compat.versions import parse_version
 
 MARKER = "compat-env.json"
 INSTALL_TIMEOUT = 1800  # seconds; a first download of every release is slow, not this slow
@@ -79,6 +81,35 @@ def _trim(text: str, head: int = 20, tail: int = 30) -> str:
     return "\n".join(lines)
 
 
+def _pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The exactly pinned (name, version) pairs of a cell's requirements."""
+    pairs = []
+    for requirement in requirements:
+        name, sep, version = requirement.partition("==")
+        if sep and ";" not in version:
+            pairs.append((name.strip().lower(), version.strip()))
+    return pairs
+
+
+def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
+    """The resolver's reason in one line: uv's "Because onnx>=1.23.2 depends on
+    protobuf>=6.31.1 ..." -> "onnx>=1.23.2 requires protobuf>=6.31.1, not
+    protobuf==3.20.3" (the cell's own pin of that package); "" when there is none."""
+    text = " ".join(message.replace("╰─▶", " ").split())
+    found = re.search(r"Because (\S+) depends on ([A-Za-z0-9_.-]+)([<>=!~][^\s,]*)", text)
+    if found:
+        who, name, spec = found.groups()
+        pinned = [r for r in requirements if re.split(r"[<>=!~ ;]", r)[0].lower() == name.lower()]
+        return f"{who} requires {name}{spec}" + (f", not {pinned[0]}" if pinned else "")
+    start = text.find("Because ")
+    if start < 0:
+        return ""
+    sentence = text[start + len("Because ") :]
+    if ", we can conclude" in sentence:
+        sentence = sentence[: sentence.index(", we can conclude")]
+    return sentence.rstrip(".")
+
+
 def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
     return CellRecord(
         id=cell.id,
@@ -103,14 +134,24 @@ def _run(
 
 def probe(cell: Cell, python: Path, code: Path) -> CellRecord:
     """Imports the stack in the cell and runs a tiny model; import-error on failure."""
+    pinned = dict(_pins(cell.requirements))
+    others = sorted(set(pinned) - {"onnx", "onnxruntime", "numpy", "protobuf"})
     try:
-        command = cellcode.command(python, "probe")
+        command = cellcode.command(python, "probe", *others)
         done = _run(command, timeout=300, env=cellcode.environ(code), cwd=code)
     except subprocess.TimeoutExpired:
         return _broken(cell, CellState.IMPORT_ERROR, "import probe ran past 300 s")
     if done.returncode != 0:
         return _broken(cell, CellState.IMPORT_ERROR, done.stderr or done.stdout)
     info = json.loads(done.stdout.strip().splitlines()[-1])
+    wrong = [
+        f"asked for {name}=={want}, installed {info['packages'].get(name) or 'nothing'}"
+        for name, want in pinned.items()
+        if name in info["packages"]
+        and parse_version(info["packages"][name] or "0", name) != parse_version(want, name)
+    ]
+    if wrong:  # never a silent substitution
+        return _broken(cell, CellState.INSTALL_ERROR, "; ".join(wrong))
     return CellRecord(
         id=cell.id,
         onnx=cell.onnx,
@@ -205,7 +246,10 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
             message = f"`{' '.join(command[1:3])}` ran past {INSTALL_TIMEOUT} s"
             return Environment(_broken(cell, CellState.INSTALL_ERROR, message), python, code)
         if done.returncode != 0:
-            record = _broken(cell, CellState.INSTALL_ERROR, done.stderr or done.stdout)
+            message = done.stderr or done.stdout
+            reason = resolver_reason(message, cell.requirements)
+            message = f"{reason}\n\n{message}" if reason else message
+            record = _broken(cell, CellState.INSTALL_ERROR, message)
             shutil.rmtree(directory, ignore_errors=True)  # retried next run: may be transient
             return Environment(record, python, code)
     record = probe(cell, python, code)

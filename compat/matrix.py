@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 from dataclasses import dataclass
 
 from compat.config import Config, Constraint
@@ -12,20 +13,27 @@ from compat.versions import in_range, parse_version
 
 @dataclass(frozen=True)
 class Cell:
-    """One environment of the matrix: exact onnx and onnxruntime releases."""
+    """One environment of the matrix: exact onnx and onnxruntime releases, and the release
+    of every extra axis (`--pkg protobuf=5.29.5`: `pins`)."""
 
     onnx: str
     onnxruntime: str
     requirements: tuple[str, ...]
     tag: str = ""  # set when extra pins (a CI's numpy==...) make it a different environment
+    pins: tuple[tuple[str, str], ...] = ()  # (package, release) of each extra axis
 
     @property
     def id(self) -> str:
         base = f"onnx{self.onnx}-ort{self.onnxruntime}"
+        base += "".join(f"-{name}{version}" for name, version in self.pins)
         return f"{base}-{self.tag}" if self.tag else base
 
     def version(self, package: str) -> str:
-        return self.onnx if package == "onnx" else self.onnxruntime
+        if package == "onnx":
+            return self.onnx
+        if package == "onnxruntime":
+            return self.onnxruntime
+        return dict(self.pins).get(package, "")
 
 
 @dataclass(frozen=True)
@@ -37,13 +45,46 @@ class Plan:
     cross: bool
 
 
-def requirements(onnx: str, ort: str, constraints: tuple[Constraint, ...]) -> tuple[str, ...]:
-    """Exact pins plus every declared constraint whose range holds."""
-    pinned = {"onnx": onnx, "onnxruntime": ort}
+def requirements(
+    onnx: str,
+    ort: str,
+    constraints: tuple[Constraint, ...],
+    pins: tuple[tuple[str, str], ...] = (),
+    fixed: tuple[str, ...] = (),
+) -> tuple[str, ...]:
+    """Exact pins (onnx, onnxruntime, every extra axis) plus every declared constraint
+    whose range holds, plus `fixed` requirements (`--with PKG==V`) for every cell."""
+    pinned = {"onnx": onnx, "onnxruntime": ort, **dict(pins)}
     extra = [
-        req for c in constraints if in_range(pinned[c.package], c.versions) for req in c.requires
+        req
+        for c in constraints
+        if c.package in pinned and in_range(pinned[c.package], c.versions)
+        for req in c.requires
     ]
-    return (f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf", *dict.fromkeys(extra))
+    base = [f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf"]
+    for name, version in pins:  # an axis package replaces its unpinned entry
+        base = [r for r in base if r != name] + [f"{name}=={version}"]
+    return tuple(dict.fromkeys([*base, *extra, *fixed]))
+
+
+def parse_pin(text: str, flag: str = "--with") -> str:
+    """`numpy==1.26.4` as a requirement, with a clear error for anything but an exact pin."""
+    name, sep, version = text.partition("==")
+    if not sep or not name.strip() or not version.strip():
+        raise UsageError(f"{flag} {text}: pin one release exactly, like {flag} numpy==1.26.4")
+    parse_version(version.strip(), f"{flag} {name.strip()}==")
+    return f"{name.strip().lower()}=={version.strip()}"
+
+
+def parse_axis(text: str, flag: str = "--pkg") -> tuple[str, tuple[str, ...]]:
+    """`protobuf=3.20.3,5.29.5` -> ("protobuf", ("3.20.3", "5.29.5"))."""
+    name, sep, values = text.partition("=")
+    name = name.strip().lower().replace("_", "-")
+    if not sep or not name or not name.replace("-", "").replace(".", "").isalnum():
+        raise UsageError(f"{flag} {text}: write NAME=V1,V2, like {flag} protobuf=5.29.5,6.33.0")
+    if name in ("onnx", "onnxruntime"):
+        raise UsageError(f"{flag} {text}: {name} has its own axis: use --{name[:4]} {values}")
+    return name, parse_version_list(values, f"{flag} {name}=")
 
 
 def parse_version_list(text: str, flag: str) -> tuple[str, ...]:
@@ -61,19 +102,28 @@ def expand(
     onnx: tuple[str, ...] | None = None,
     ort: tuple[str, ...] | None = None,
     cross: bool = False,
+    extra: tuple[tuple[str, tuple[str, ...]], ...] | None = None,
+    fixed: tuple[str, ...] = (),
 ) -> Plan:
-    """Turns the axes (the config's, or those given on the command line) into cells."""
+    """Turns the axes (the config's, or those given on the command line) into cells; each
+    extra axis (`extra`, default the config's `[tool.compat.axes.*]`) multiplies them."""
     onnx_versions = onnx or config.onnx.versions
     ort_versions = ort or config.onnxruntime.versions
+    axes = config.axes if extra is None else extra
+    choices = list(itertools.product(*[[(n, v) for v in vs] for n, vs in axes]))
+    tag = "-".join(f"with-{r.replace('==', '')}" for r in fixed)
 
-    def cell(o: str, r: str) -> Cell:
-        return Cell(o, r, requirements(o, r, config.constraints))
+    def cells_of(o: str, r: str) -> tuple[Cell, ...]:
+        return tuple(
+            Cell(o, r, requirements(o, r, config.constraints, pins, fixed), tag, pins)
+            for pins in choices
+        )
 
     if cross:
-        cells = tuple(cell(o, r) for o in onnx_versions for r in ort_versions)
+        cells = tuple(c for o in onnx_versions for r in ort_versions for c in cells_of(o, r))
         return Plan(cells, {"cell": cells}, cross=True)
-    onnx_axis = tuple(cell(o, config.onnx.pair) for o in onnx_versions)
-    ort_axis = tuple(cell(config.onnxruntime.pair, r) for r in ort_versions)
+    onnx_axis = tuple(c for o in onnx_versions for c in cells_of(o, config.onnx.pair))
+    ort_axis = tuple(c for r in ort_versions for c in cells_of(config.onnxruntime.pair, r))
     unique = tuple(dict.fromkeys(onnx_axis + ort_axis))
     return Plan(unique, {"onnx": onnx_axis, "onnxruntime": ort_axis}, cross=False)
 

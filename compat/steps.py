@@ -20,6 +20,8 @@ from compat.known import attach
 from compat.matrix import (
     Plan,
     expand,
+    parse_axis,
+    parse_pin,
     parse_shard,
     parse_version_list,
     select_axis,
@@ -45,7 +47,11 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     """(the whole plan, the part this process runs): they differ only with --shard."""
     onnx = parse_version_list(args.onnx, "--onnx") if args.onnx else None
     ort = parse_version_list(args.ort, "--ort") if args.ort else None
-    whole = select_cells(expand(config, onnx, ort, args.cross), globs(args.cells))
+    given = dict(parse_axis(text) for text in getattr(args, "pkg", []))
+    extra = tuple({**dict(config.axes), **given}.items())
+    fixed = tuple(parse_pin(text) for text in getattr(args, "with_", []))
+    plan = expand(config, onnx, ort, args.cross, extra, fixed)
+    whole = select_cells(plan, globs(args.cells))
     if getattr(args, "axis", None):
         whole = select_axis(whole, args.axis)
     if args.shard:

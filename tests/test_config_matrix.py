@@ -9,9 +9,10 @@ import pytest
 from compat.case import Case, KnownFailure
 from compat.cli import build_parser
 from compat.config import load_config
+from compat.envs import resolver_reason
 from compat.errors import ConfigError, UsageError
 from compat.known import classify
-from compat.matrix import Cell, expand, parse_version_list, select_cells
+from compat.matrix import Cell, expand, parse_axis, parse_pin, parse_version_list, select_cells
 from compat.outcomes import CheckResult, Outcome
 from compat.steps import load_corpus
 from tests.conftest import ROOT
@@ -101,10 +102,12 @@ def test_a_minimal_config_loads(tmp_path: Path) -> None:
         (MINIMAL.replace('pair = "1.23.2"', ""), "is missing 'pair'"),
         ("[tool.other]\n", "no [tool.compat] table"),
         (
-            MINIMAL
-            + '[[tool.compat.constraints]]\npackage = "numpy"\nversions = ""\nrequires = []\n',
-            "package 'numpy' must be one of",
+            MINIMAL + '[[tool.compat.constraints]]\npackage = 3\nversions = ""\nrequires = []\n',
+            "package must name an axis",
         ),
+        (MINIMAL + "[tool.compat.axes.protobuf]\nversions = []\n", "non-empty list"),
+        (MINIMAL + '[tool.compat.axes.onnx]\nversions = ["1.18.0"]\n', "has its own axis"),
+        (MINIMAL + '[tool.compat.axes.numpy]\nversion = ["1"]\n', "unknown key 'version'"),
         ("[tool.compat\n", "cannot read configuration"),
     ],
 )
@@ -219,3 +222,56 @@ def test_a_nonsensical_config_timeout_is_an_error(tmp_path: Path, value: str) ->
     path = write(tmp_path, "[tool.compat]\ntimeout = " + value + "\n" + MINIMAL)
     with pytest.raises(ConfigError, match=r"timeout = .*: give a positive number of seconds"):
         load_config(path)
+
+
+def test_an_extra_axis_multiplies_the_cells_it_applies_to_and_pins_them() -> None:
+    extra = (("protobuf", ("3.20.3", "6.33.0")),)
+    plan = expand(CONFIG, ("1.16.2", "1.23.2"), ("1.24.4",), True, extra, ("numpy==2.2.6",))
+    assert [c.id for c in plan.cells] == [
+        f"onnx{o}-ort1.24.4-protobuf{p}-with-numpy2.2.6"
+        for o in ("1.16.2", "1.23.2") for p in ("3.20.3", "6.33.0")
+    ]  # fmt: skip
+    first = plan.cells[0]
+    assert "protobuf==3.20.3" in first.requirements and "protobuf" not in first.requirements
+    assert "numpy==2.2.6" in first.requirements and first.version("protobuf") == "3.20.3"
+    axes = expand(CONFIG, ("1.16.2",), ("1.17.3",), False, extra)
+    assert [c.id for c in axes.axes["onnx"]] == [
+        "onnx1.16.2-ort1.24.4-protobuf3.20.3", "onnx1.16.2-ort1.24.4-protobuf6.33.0"
+    ]  # fmt: skip
+
+
+def test_extra_axes_come_from_the_config_and_the_command_line_replaces_them(
+    tmp_path: Path,
+) -> None:
+    config = load_config(
+        write(tmp_path, MINIMAL + '[tool.compat.axes.protobuf]\nversions = ["5.29.5"]\n')
+    )
+    assert config.axes == (("protobuf", ("5.29.5",)),)
+    assert {c.version("protobuf") for c in expand(config).cells} == {"5.29.5"}
+    assert parse_axis("protobuf=6.33.0,7.36.2") == ("protobuf", ("6.33.0", "7.36.2"))
+    for bad, message in [
+        ("protobuf", "write NAME=V1,V2"),
+        ("onnx=1.18.0", "has its own axis"),
+        ("protobuf=new", "is not a version"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            parse_axis(bad)
+    assert parse_pin("NumPy==1.26.4") == "numpy==1.26.4"
+    with pytest.raises(UsageError, match="pin one release exactly"):
+        parse_pin("numpy>=2")
+
+
+#: uv 0.9's message for onnx 1.23.2 with protobuf 3.20.3, as a cell recorded it
+UV_MESSAGE = """error: No solution found when resolving dependencies:
+  cause: Because onnx>=1.23.2 depends on protobuf>=6.31.1 and you require onnx==1.23.2, we can
+         conclude that you require protobuf>=6.31.1.
+         And because you require protobuf==3.20.3, we can conclude that your requirements are
+         unsatisfiable."""
+
+
+def test_the_resolver_s_reason_reads_in_one_line_naming_the_cell_s_pin() -> None:
+    requirements = ("onnx==1.23.2", "onnxruntime==1.24.4", "numpy", "protobuf==3.20.3")
+    assert resolver_reason(UV_MESSAGE, requirements) == (
+        "onnx>=1.23.2 requires protobuf>=6.31.1, not protobuf==3.20.3"
+    )
+    assert resolver_reason("error: network unreachable", requirements) == ""

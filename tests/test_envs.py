@@ -287,3 +287,39 @@ def test_results_shared_between_cells_equal_every_cell_computing_everything(
     for name in ("matrix.md", "compatibility.md"):
         assert (tmp_path / "shared" / name).read_text() == (tmp_path / "full" / name).read_text()
     assert shared["run"]["executed"] < full["run"]["executed"]
+
+
+def test_an_extra_package_axis_pins_each_cell_and_an_unsatisfiable_pair_says_why(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """`--pkg protobuf=…`: onnx 1.23.2 needs protobuf >= 6.31.1, so that one pair is an
+    install-error with uv's reason in one line, never a silent substitution; every other
+    cell records the protobuf it was pinned to, with the results of the plain matrix."""
+    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
+                 str(shared_state), "--out", str(tmp_path / "out"),
+                 "--onnx", "1.16.2,1.23.2", "--ort", "1.24.4", "--cross",
+                 "--pkg", "protobuf=3.20.3,6.33.0",
+                 "--cases", "pad_pads_from_constant.*"])  # fmt: skip
+    report = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    assert code == 1  # a broken cell
+    cells = {c["id"]: c for c in report["cells"]}
+    assert sorted(cells) == [
+        "onnx1.16.2-ort1.24.4-protobuf3.20.3", "onnx1.16.2-ort1.24.4-protobuf6.33.0",
+        "onnx1.23.2-ort1.24.4-protobuf3.20.3", "onnx1.23.2-ort1.24.4-protobuf6.33.0",
+    ]  # fmt: skip
+    broken = cells.pop("onnx1.23.2-ort1.24.4-protobuf3.20.3")
+    assert broken["state"] == "install-error"
+    assert broken["detail"].splitlines()[0] == (
+        "onnx>=1.23.2 requires protobuf>=6.31.1, not protobuf==3.20.3"
+    )
+    for cell_id, cell in cells.items():
+        assert cell["state"] == "ready"
+        assert cell["packages"]["protobuf"] == cell_id.rsplit("protobuf", 1)[1]
+    outcomes = {(r["cell"].split("-")[0], r["case"], r["check"]): r["outcome"]
+                for r in report["results"]}  # fmt: skip
+    assert outcomes[("onnx1.16.2", "pad_pads_from_constant.value_ints", "shape_inference")] == (
+        "xfail"  # the known onnx < 1.21 bug, whatever the protobuf
+    )
+    assert outcomes[("onnx1.23.2", "pad_pads_from_constant.value_ints", "shape_inference")] == (
+        "pass"
+    )

@@ -7,8 +7,19 @@ import json
 from compat.cell.session import ort_limits
 
 
+def installed(name):
+    """The installed version of a distribution, or "" when it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return ""
+
+
 def main(argv):
-    """`probe`: proves the environment really works: imports, then runs a one-node model.
+    """`probe [NAME ...]`: proves the environment really works: imports, then runs a
+    one-node model; prints the versions installed, NAME's too.
 
     A mere import is not enough: onnxruntime < 1.18.1 under numpy 2 imports
     with a warning and fails only when it first touches an array.
@@ -34,15 +45,18 @@ def main(argv):
     (out,) = session.run(None, {"x": np.array([1.0, -2.0], dtype=np.float32)})
     if out.tolist() != [-1.0, 2.0]:
         raise RuntimeError("onnxruntime computed Neg([1, -2]) = %r" % (out.tolist(),))
+    packages = {
+        "onnx": onnx.__version__,
+        "onnxruntime": ort.__version__,
+        "numpy": np.__version__,
+        "protobuf": protobuf.__version__,
+    }
+    for name in argv:  # the extra axes' and pins' packages: as installed
+        packages[name] = installed(name)
     print(
         json.dumps(
             {
-                "packages": {
-                    "onnx": onnx.__version__,
-                    "onnxruntime": ort.__version__,
-                    "numpy": np.__version__,
-                    "protobuf": protobuf.__version__,
-                },
+                "packages": packages,
                 "python": platform.python_version(),
                 "platform": platform.platform(),
                 "limits": list(ort_limits()),

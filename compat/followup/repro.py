@@ -80,6 +80,10 @@ def repro_command(
     loaded its cases with (`report.run["options"]`, see `compat.steps.run_options`):
     the command works as printed, drop-in models included."""
     args = [f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
+    args += [  # the cell's other exact pins: extra axes (--pkg), fixed pins (--with)
+        r for r in cell.requirements
+        if "==" in r and r.split("==")[0] not in ("onnx", "onnxruntime") and ";" not in r
+    ]  # fmt: skip
     if cases:
         args += ["--cases", ",".join(cases)]
     options = options or {}

@@ -62,6 +62,16 @@ def column_label(axis: str, cell: CellRecord) -> str:
     return cell.id
 
 
+def varying(ids: tuple[str, ...]) -> tuple[str, ...]:
+    """Cell ids without the parts every one shares: `onnx1.16.2-ort1.24.4-protobuf3.20.3`,
+    `onnx1.23.2-ort1.24.4-protobuf6.33.0` -> `onnx1.16.2-protobuf3.20.3`, …"""
+    parts = [cell_id.split("-") for cell_id in ids]
+    if len(ids) < 2 or len({len(p) for p in parts}) != 1:
+        return ids
+    keep = [i for i in range(len(parts[0])) if len({p[i] for p in parts}) > 1]
+    return tuple("-".join(p[i] for i in keep) for p in parts) if keep else ids
+
+
 def entry(cell: CellRecord, result: CheckResult | None) -> str:
     if cell.state is not CellState.READY:
         return cell.state.value
@@ -102,6 +112,8 @@ def _build_tables(report: Report) -> list[Table]:
                     rows.append(Row(case.id, check, entries, found))
             if rows and columns:
                 labels = tuple(column_label(axis, c) for c in columns)
+                if axis == "cell":
+                    labels = varying(labels)
                 tables.append(Table(family, axis, labels, columns, tuple(rows)))
     return tables
 
