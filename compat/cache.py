@@ -59,6 +59,12 @@ def depends_on(files: CaseFiles, check: str) -> tuple[str, ...]:
     return PARTS[check].depends if check in PARTS else BY_NAME[check].depends
 
 
+def volatile(record: dict[str, Any]) -> bool:
+    """A result of a check that depends on more than installed versions (`--run`)."""
+    check = BY_NAME.get(str(record.get("check", "")))
+    return bool(check and check.volatile)
+
+
 def result_key(
     record: CellRecord, files: CaseFiles, check: str, share: bool = True, code: str = ""
 ) -> str:
@@ -72,7 +78,7 @@ def result_key(
         f"case={files.content}",
         f"code={code or code_hash(files)}",
         f"check={check}",
-        "" if share else f"cell={record.id}",
+        "" if share and not (check in BY_NAME and BY_NAME[check].volatile) else f"cell={record.id}",
     ]
     return hashlib.sha256("\n".join(identity).encode()).hexdigest()
 
@@ -110,7 +116,7 @@ class ResultCache:
         return self.entries.get(key)
 
     def put(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        fresh = [(k, r) for k, r in items if r["outcome"] not in UNCACHED]
+        fresh = [(k, r) for k, r in items if r["outcome"] not in UNCACHED and not volatile(r)]
         if not fresh:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

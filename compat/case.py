@@ -21,7 +21,7 @@ Dim = int | str | None
 CHECK_AXIS: dict[str, Package | Literal["both"]] = {
     c.name: cast('Package | Literal["both"]', c.package) for c in CHECKS
 }
-BUILTIN_CHECKS = tuple(CHECK_AXIS)
+BUILTIN_CHECKS = tuple(c.name for c in CHECKS if c.default)
 CHECK_TITLES: dict[str, str] = {c.name: c.title for c in CHECKS}
 
 
@@ -91,6 +91,8 @@ class Case:
     ort_levels: tuple[str, ...] = ("disabled", "basic", "extended", "all")
     #: labels for reports, e.g. the op type a backend test exercises
     tags: tuple[str, ...] = ()
+    #: the `command` check's shell command and working directory (`--run`)
+    command: Mapping[str, str] | None = None
     rtol: float = 1e-5
     atol: float = 1e-6
 

@@ -74,6 +74,14 @@ def _add_corpus(parser: argparse.ArgumentParser, cases: str | None = None) -> No
         metavar="DIR",
         help="drop-in models: every *.onnx in DIR becomes a case (repeatable)",
     )
+    parser.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="[NAME=]CMD",
+        help="your own command as a check in every cell (its environment active, the "
+        "project root as working directory): exit 0 passes; case command.NAME (repeatable)",
+    )
 
 
 def _add_run(parser: argparse.ArgumentParser) -> None:
@@ -180,8 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     repro.set_defaults(func=cmd_repro)
 
     bisect_ = commands.add_parser("bisect", help="find the release where an outcome changes")
-    bisect_.add_argument("--case", required=True, help="the case id")
-    bisect_.add_argument("--check", required=True, help="the check id")
+    bisect_.add_argument("--case", help="the case id (default with one --run: its case)")
+    bisect_.add_argument("--check", help="the check id (default with --run: command)")
     bisect_.add_argument("--package", required=True, choices=("onnx", "onnxruntime"))
     bisect_.add_argument("--good", metavar="V", help="first release (default: the axis start)")
     bisect_.add_argument("--bad", metavar="V", help="last release (default: the newest)")

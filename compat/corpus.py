@@ -166,6 +166,7 @@ def spec_of(case: Case) -> dict[str, object]:
             c.name: {"file": c.file, "function": c.function} for c in case.custom_checks
         },
         "violations": list(case.violations),
+        **({"command": dict(case.command)} if case.command else {}),
         "oracle": case.oracle,
         "convert_to": case.convert_to,
         "encoding": case.encoding,

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
+from compat.cell.checks import BY_NAME
 from compat.corpus import CaseFiles, Corpus, write_case
 from compat.engine import CellRun, Settings, execute, existing
 from compat.matrix import Cell, Plan
@@ -139,7 +140,10 @@ def _run_matrix(
         records = {k: v.record for k, v in ready.items()}
         digest = inputs_digest(plan, files, infos, corpus.families, records, settings)
         meta["digest"] = digest
-        remembered = None if settings.fresh else recall(_memo(settings, digest))
+        # a user's command (--run) depends on their files too: it always runs again
+        volatile = any(BY_NAME[c].volatile for case in corpus.cases for c in case.checks
+                       if c in BY_NAME)  # fmt: skip
+        remembered = None if settings.fresh or volatile else recall(_memo(settings, digest))
         if remembered is not None:  # nothing changed: no cell process starts
             progress.close()
             run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}

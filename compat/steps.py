@@ -37,6 +37,7 @@ from compat.render.terminal import (
 )
 from compat.report import Report
 from compat.run import Settings
+from compat.usercommand import DESCRIPTION, FAMILY, command_cases
 
 
 def globs(text: str | None) -> tuple[str, ...]:
@@ -70,6 +71,10 @@ def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
         if family in corpus.families:
             raise UsageError(f"case family {family!r} is defined twice (a drop-in directory?)")
         corpus = Corpus(corpus.cases + cases, {**corpus.families, family: description})
+    runs = getattr(args, "run", [])
+    if runs:
+        commands = command_cases(runs, args.config.resolve().parent)
+        corpus = Corpus(corpus.cases + commands, {**corpus.families, FAMILY: DESCRIPTION})
     cases = attach(corpus.cases, config.known)  # [[tool.compat.known]], over every case
     return Corpus(select_cases(cases, globs(args.cases)), corpus.families)
 
@@ -100,6 +105,8 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         options["suite"] = args.suite
     if args.timeout is not None:
         options["timeout"] = args.timeout
+    if getattr(args, "run", None):
+        options["run"] = list(args.run)
     return options
 
 

@@ -11,7 +11,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Tuple
 
-from compat.cell import checks_annotations, checks_onnx, checks_ort
+from compat.cell import checks_annotations, checks_onnx, checks_ort, command
 from compat.cell.parts import SEPARATOR, run_parts
 from compat.cell.verdict import Phase, Verdict
 
@@ -41,6 +41,11 @@ class Check:
     #: computed apart, each keyed by what it depends on, then combined into one result
     #: (`function` is then the whole check in one process: every part, combined)
     parts: Tuple[Part, ...] = ()
+    #: run on every case unless the case says otherwise (False: only where asked for)
+    default: bool = True
+    #: depends on more than the installed versions (the user's project files): never
+    #: cached, never shared between cells, never answered from a remembered run
+    volatile: bool = False
 
 
 ONNX_ONLY = ("onnx", "numpy", "protobuf")
@@ -155,6 +160,16 @@ CHECKS: Tuple[Check, ...] = (
         "checker and onnxruntime on the result",
         depends=EVERYTHING,
         cost=0.0106,
+    ),
+    Check(
+        "command",
+        "both",
+        "the project's own command exits 0 in the cell's environment",
+        command.check_command,
+        "the command (`--run`), through the shell, in the cell's environment",
+        cost=1.0,
+        default=False,
+        volatile=True,
     ),
 )
 

@@ -56,6 +56,11 @@ def cmd_repro(args: argparse.Namespace) -> int:
 def cmd_bisect(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     corpus = load_corpus(args, config)
+    commands = [c for c in corpus.cases if c.command]
+    if args.case is None and len(commands) == 1:  # `bisect --run 'pytest …'`
+        args.case, args.check = commands[0].id, args.check or "command"
+    if args.case is None or args.check is None:
+        raise UsageError("name the --case and --check to bisect (or give one --run command)")
     case = next((c for c in corpus.cases if c.id == args.case), None)
     if case is None:
         raise UsageError(f"--case {args.case}: no such case; see `nox -s matrix -- --list`")

@@ -96,6 +96,9 @@ def repro_command(
             args += ["--cases-dir", str(directory)]
     if options.get("suite"):
         args += ["--suite", str(options["suite"])]
+    if not cases or any(case.startswith("command.") for case in cases):
+        for command in options.get("run") or []:
+            args += ["--run", str(command)]
     if options.get("timeout") is not None:
         args += ["--timeout", f"{float(options['timeout']):g}"]
     return "nox -s repro -- " + shlex.join(args)

@@ -1,0 +1,58 @@
+"""`--run 'CMD'` / `--run NAME='CMD'`: the user's own command as a case of the matrix,
+`command.NAME`, whose one check (`command`, compat/cell/command.py) runs it in each cell."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from onnx import TensorProto, helper
+
+from compat.case import Case
+from compat.errors import UsageError
+
+FAMILY = "command"
+DESCRIPTION = "the project's own commands (`--run`), run in each cell's environment"
+
+
+def _slug(text: str) -> str:
+    words = re.findall(r"[A-Za-z0-9]+", text)
+    return "_".join(words)[:40].strip("_").lower() or "command"
+
+
+def parse_run(text: str) -> tuple[str, str]:
+    """`NAME=CMD` or a bare `CMD` (named by its slug) -> (name, command)."""
+    named = re.match(r"^([A-Za-z][A-Za-z0-9_-]*)=(.+)$", text.strip(), re.DOTALL)
+    name, command = (named.group(1), named.group(2)) if named else (_slug(text), text)
+    if not command.strip():
+        raise UsageError(f"--run {text!r}: give a command, like --run 'pytest tests'")
+    return name, command.strip()
+
+
+def _placeholder() -> object:
+    """The model a command case carries: the matrix's case files need one; no check
+    but `command` looks at it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "command", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def command_cases(runs: list[str], root: Path) -> list[Case]:
+    """One case per `--run`, run from `root` (the project: the config's folder)."""
+    cases, seen = [], set()
+    for text in runs:
+        name, command = parse_run(text)
+        if name in seen:
+            raise UsageError(f"--run: two commands are named {name!r}; name them: --run NAME=CMD")
+        seen.add(name)
+        cases.append(
+            Case(
+                id=f"{FAMILY}.{name}",
+                description=command,
+                model=_placeholder(),  # type: ignore[arg-type]
+                builtin_checks=("command",),
+                command={"command": command, "cwd": str(root)},
+            )
+        )
+    return cases
