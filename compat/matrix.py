@@ -21,6 +21,7 @@ class Cell:
     requirements: tuple[str, ...]
     tag: str = ""  # set when extra pins (a CI's numpy==...) make it a different environment
     pins: tuple[tuple[str, str], ...] = ()  # (package, release) of each extra axis
+    onnx_dist: str = "onnx"  # the distribution onnx comes from: "onnx-weekly" for previews
 
     @property
     def id(self) -> str:
@@ -51,6 +52,7 @@ def requirements(
     constraints: tuple[Constraint, ...],
     pins: tuple[tuple[str, str], ...] = (),
     fixed: tuple[str, ...] = (),
+    onnx_dist: str = "onnx",
 ) -> tuple[str, ...]:
     """Exact pins (onnx, onnxruntime, every extra axis) plus every declared constraint
     whose range holds, plus `fixed` requirements (`--with PKG==V`) for every cell."""
@@ -61,7 +63,7 @@ def requirements(
         if c.package in pinned and in_range(pinned[c.package], c.versions)
         for req in c.requires
     ]
-    base = [f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf"]
+    base = [f"{onnx_dist}=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf"]
     for name, version in pins:  # an axis package replaces its unpinned entry
         base = [r for r in base if r != name] + [f"{name}=={version}"]
     return tuple(dict.fromkeys([*base, *extra, *fixed]))
@@ -104,6 +106,7 @@ def expand(
     cross: bool = False,
     extra: tuple[tuple[str, tuple[str, ...]], ...] | None = None,
     fixed: tuple[str, ...] = (),
+    dists: dict[str, str] | None = None,
 ) -> Plan:
     """Turns the axes (the config's, or those given on the command line) into cells; each
     extra axis (`extra`, default the config's `[tool.compat.axes.*]`) multiplies them."""
@@ -114,8 +117,9 @@ def expand(
     tag = "-".join(f"with-{r.replace('==', '')}" for r in fixed)
 
     def cells_of(o: str, r: str) -> tuple[Cell, ...]:
+        dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
         return tuple(
-            Cell(o, r, requirements(o, r, config.constraints, pins, fixed), tag, pins)
+            Cell(o, r, requirements(o, r, config.constraints, pins, fixed, dist), tag, pins, dist)
             for pins in choices
         )
 

@@ -46,18 +46,48 @@ def globs(text: str | None) -> tuple[str, ...]:
 
 def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     """(the whole plan, the part this process runs): they differ only with --shard."""
-    onnx = parse_version_list(args.onnx, "--onnx") if args.onnx else None
+    onnx: tuple[str, ...] | None = None
+    dists: dict[str, str] = {}
+    if args.onnx:
+        onnx, dists = previews(args.onnx)
     ort = parse_version_list(args.ort, "--ort") if args.ort else None
     given = dict(parse_axis(text) for text in getattr(args, "pkg", []))
     extra = tuple({**dict(config.axes), **given}.items())
     fixed = tuple(parse_pin(text) for text in getattr(args, "with_", []))
-    plan = expand(config, onnx, ort, args.cross, extra, fixed)
+    plan = expand(config, onnx, ort, args.cross, extra, fixed, dists)
     whole = select_cells(plan, globs(args.cells))
     if getattr(args, "axis", None):
         whole = select_axis(whole, args.axis)
     if args.shard:
         return whole, select_shard(whole, *parse_shard(args.shard))
     return whole, whole
+
+
+#: `--onnx …,weekly`: the newest build of onnx's preview package, installed under its
+#: own name and shown with its real version.
+PREVIEWS = {"weekly": "onnx-weekly"}
+
+
+def previews(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The onnx axis of `--onnx`, each preview name resolved from the package index to
+    its newest release; returns (releases, {release: distribution} of the previews)."""
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    plain = ",".join(v for v in names if v not in PREVIEWS)
+    parse_version_list(plain or "0", "--onnx")  # junk is an error before the index is asked
+    dists: dict[str, str] = {}
+    versions = []
+    for name in names:
+        if name in PREVIEWS:
+            from compat.followup.bisection import releases
+
+            found = releases(PREVIEWS[name], pre=True)
+            if not found:
+                raise UsageError(f"--onnx {name}: {PREVIEWS[name]} has no wheel for this Python")
+            versions.append(found[-1])
+            dists[found[-1]] = PREVIEWS[name]
+        else:
+            versions.append(name)
+    return tuple(versions), dists
 
 
 def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:

@@ -275,3 +275,11 @@ def test_the_resolver_s_reason_reads_in_one_line_naming_the_cell_s_pin() -> None
         "onnx>=1.23.2 requires protobuf>=6.31.1, not protobuf==3.20.3"
     )
     assert resolver_reason("error: network unreachable", requirements) == ""
+
+
+def test_a_preview_name_beside_junk_is_an_error_before_the_index_is_asked() -> None:
+    from compat.steps import previews
+
+    with pytest.raises(UsageError, match="'newest' is not a version"):
+        previews("weekly,newest")
+    assert previews("1.18.0,1.21.0") == (("1.18.0", "1.21.0"), {})

@@ -323,3 +323,19 @@ def test_an_extra_package_axis_pins_each_cell_and_an_unsatisfiable_pair_says_why
     assert outcomes[("onnx1.23.2", "pad_pads_from_constant.value_ints", "shape_inference")] == (
         "pass"
     )
+
+
+def test_weekly_runs_the_newest_onnx_weekly_labelled_with_its_real_version(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
+                 str(shared_state), "--out", str(tmp_path / "out"), "--onnx", "weekly",
+                 "--ort", "1.24.4", "--axis", "onnx",
+                 "--cases", "pad_pads_from_constant.tensor"])  # fmt: skip
+    report = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    (cell,) = report["cells"]
+    assert cell["state"] == "ready", cell["detail"]
+    version = cell["packages"]["onnx"]
+    assert ".dev" in version and cell["id"] == f"onnx{version}-ort1.24.4"
+    assert f"onnx-weekly=={version}" in cell["requirements"]
+    assert code == 0 or any(r["outcome"] != "pass" for r in report["results"])
