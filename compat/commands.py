@@ -167,6 +167,20 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return finish(report, write_reports(report, args.out))
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    """Adopts onnx-compat in the current folder (compat/adopt.py); never overwrites."""
+    from compat.adopt import init
+
+    project = Path.cwd()
+    models = args.models or (["models"] if (project / "models").is_dir() else [])
+    for folder in models:
+        if not (project / folder).is_dir():
+            raise UsageError(f"--models {folder}: no such folder here ({project})")
+    for line in init(project, args.install, models, args.run):
+        print(line)
+    return 0
+
+
 def cmd_annotations(args: argparse.Namespace) -> int:
     """`python -m compat annotations MODEL ...`: the in-cell annotation checker, run here."""
     from compat.cell.annotations_cli import main

@@ -71,10 +71,12 @@ class Config:
     known: tuple[KnownEntry, ...] = ()  # known failures of any case, as data
     #: extra axes, `[tool.compat.axes.NAME] versions = [...]`: each multiplies the cells
     axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: the project's own commands, run in every cell like `--run` (`run = ["pytest -q"]`)
+    run: tuple[str, ...] = ()
 
 
 _TOP_KEYS = {
-    "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes",
+    "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes", "run",
 }  # fmt: skip
 _KNOWN_KEYS = {"cases", "package", "versions", "checks", "outcomes", "reason", "link"}
 _DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard"}
@@ -221,6 +223,9 @@ def load_config(path: Path) -> Config:
         docs=_docs(table["docs"], path) if "docs" in table else None,
         known=tuple(known_tables(table.get("known", []), "tool.compat.known", path)),
         axes=_extra_axes(table.get("axes", {}), path),
+        run=_strings(table["run"], "run", "tool.compat", path, "pytest -q")
+        if table.get("run")
+        else (),
     )
 
 

@@ -90,8 +90,19 @@ def previews(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
     return tuple(versions), dists
 
 
+def default_corpus(config: Path) -> Path:
+    """`cases/` beside the config when the project has one (this repository does), else
+    the built-in corpus shipped with onnx-compat (`compat.builtin_cases`)."""
+    beside = config.resolve().parent / "cases"
+    if beside.is_dir():
+        return beside
+    import importlib.resources
+
+    return Path(str(importlib.resources.files("compat.builtin_cases")))
+
+
 def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
-    corpus = discover_cases(args.corpus or args.config.resolve().parent / "cases")
+    corpus = discover_cases(args.corpus or default_corpus(args.config))
     sources = [load_dropins(d) for d in [*config.cases_dirs, *args.cases_dir]]
     if args.suite == "onnx-backend":
         from compat.backend_suite import backend_cases  # onnx's backend tests: slow import
@@ -101,7 +112,7 @@ def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
         if family in corpus.families:
             raise UsageError(f"case family {family!r} is defined twice (a drop-in directory?)")
         corpus = Corpus(corpus.cases + cases, {**corpus.families, family: description})
-    runs = getattr(args, "run", [])
+    runs = [*config.run, *getattr(args, "run", [])]
     if runs:
         commands = command_cases(runs, args.config.resolve().parent)
         corpus = Corpus(corpus.cases + commands, {**corpus.families, FAMILY: DESCRIPTION})
