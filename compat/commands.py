@@ -129,6 +129,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         jobs.append((docs.results, docs.results.parent, style, DOCS))
         if docs.scoreboard is not None:  # the backend scoreboard's picture, from its results
             jobs.append((docs.scoreboard, docs.results.parent, style, ("scoreboard.svg",)))
+        if docs.writer_reader is not None:  # the writer × reader table, from a --cross run
+            jobs.append((docs.writer_reader, docs.results.parent, style, ("writer_reader.md",)))
         reports = args.config.resolve().parent / "reports" / "matrix.json"
         if reports.exists() and not args.check:
             jobs.append((reports, reports.parent, asked, tuple(RENDERERS)))

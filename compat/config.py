@@ -57,6 +57,8 @@ class Docs:
     ascii: bool = False
     #: a scoreboard run's stored results: docs/scoreboard.svg renders from them
     scoreboard: Path | None = None
+    #: a --cross run's stored results: docs/writer_reader.md renders from them
+    writer_reader: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ _TOP_KEYS = {
     "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes", "run",
 }  # fmt: skip
 _KNOWN_KEYS = {"cases", "package", "versions", "checks", "outcomes", "reason", "link"}
-_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard"}
+_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader"}
 _AXIS_KEYS = {"versions", "pair"}
 _CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
 
@@ -189,12 +191,13 @@ def _timeout(value: Any, path: Path) -> float:
 def _docs(table: dict[str, Any], path: Path) -> Docs:
     _reject_unknown(table, _DOCS_KEYS, "tool.compat.docs", path)
     results = path.parent / str(_require(table, "results", "tool.compat.docs", path))
-    scoreboard = table.get("scoreboard")
+    scoreboard, writer_reader = table.get("scoreboard"), table.get("writer-reader")
     return Docs(
         results,
         bool(table.get("collapse", False)),
         bool(table.get("ascii", False)),
         path.parent / str(scoreboard) if scoreboard else None,
+        path.parent / str(writer_reader) if writer_reader else None,
     )
 
 

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from compat.cli import main
 from compat.envs import env_python, find_uv
@@ -339,3 +340,37 @@ def test_weekly_runs_the_newest_onnx_weekly_labelled_with_its_real_version(
     assert ".dev" in version and cell["id"] == f"onnx{version}-ort1.24.4"
     assert f"onnx-weekly=={version}" in cell["requirements"]
     assert code == 0 or any(r["outcome"] != "pass" for r in report["results"])
+
+
+@pytest.mark.subprocess
+def test_the_writer_reader_table_agrees_with_a_plain_venv_on_a_few_pairs(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """onnx 1.16.2 writes IR 10: onnxruntime 1.17.3 cannot read it, 1.18.1 can
+    (onnxruntime #20559). The matrix's verdict equals a plain venv's, pair by pair."""
+    pairs = [("1.16.2", "1.17.3"), ("1.16.2", "1.18.1")]
+    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
+                 str(shared_state), "--out", str(tmp_path / "out"), "--cross",
+                 "--onnx", "1.16.2", "--ort", "1.17.3,1.18.1",
+                 "--cases", "writer_reader.*"])  # fmt: skip
+    assert code == 0
+    report = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    matrix = {r["cell"]: r["outcome"] for r in report["results"]}
+    uv = find_uv()
+    for onnx, ort in pairs:
+        venv = tmp_path / f"plain-{onnx}-{ort}"
+        subprocess.run([uv, "venv", "-q", str(venv)], check=True)
+        old = Version(ort) < Version("1.18.1")  # built against numpy 1.x
+        pins = [f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy<2" if old else "numpy"]
+        subprocess.run([uv, "pip", "install", "-q", "--python", str(env_python(venv)), *pins],
+                       check=True)  # fmt: skip
+        done = subprocess.run([str(env_python(venv)), str(ROOT / "tests" / "data" /
+                               "writer_reader_plain.py")], capture_output=True, text=True,
+                              check=True)  # fmt: skip
+        plain = json.loads(done.stdout.strip().splitlines()[-1])
+        verdict = matrix[f"onnx{onnx}-ort{ort}"]
+        assert verdict in ("pass", "skip")
+        assert (verdict == "pass") == plain["loads"], (onnx, ort, plain, verdict)
+    assert [matrix[f"onnx{o}-ort{r}"] for o, r in pairs] == ["skip", "pass"]
+    page = (tmp_path / "out" / "writer_reader.md").read_text()
+    assert "| 1.16.2 (IR 10, opset 21) | ⏭️ | ✅ |" in page

@@ -19,6 +19,7 @@ from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
 from compat.render.scoreboard import render_scoreboard, render_scoreboard_html
 from compat.render.svg import heatmap_svg, passrate_svg
+from compat.render.writer_reader import render_writer_reader
 from compat.report import Report, write_json
 
 
@@ -48,6 +49,7 @@ RENDERERS: dict[str, Callable[[Report, Style], Rendered]] = {
     "scoreboard.md": lambda report, style: render_scoreboard(report),
     "scoreboard.html": lambda report, style: render_scoreboard_html(report),
     "scoreboard.svg": lambda report, style: passrate_svg(report) if _suite(report) else None,
+    "writer_reader.md": lambda report, style: render_writer_reader(report),
 }
 #: The docs: the index, the family pages it links and the picture it shows.
 DOCS = ("compatibility.md", FOLDER, "summary.svg")
