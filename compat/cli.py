@@ -85,6 +85,12 @@ def _add_corpus(parser: argparse.ArgumentParser, cases: str | None = None) -> No
         help="your own command as a check in every cell (its environment active, the "
         "project root as working directory): exit 0 passes; case command.NAME (repeatable)",
     )
+    parser.add_argument(
+        "--install",
+        metavar="PATH",
+        help="install this project (editable) into every cell first; default with --run: "
+        "the project itself when it is a package; `none`: nothing",
+    )
 
 
 def _add_run(parser: argparse.ArgumentParser) -> None:

@@ -81,6 +81,15 @@ def _trim(text: str, head: int = 20, tail: int = 30) -> str:
     return "\n".join(lines)
 
 
+def install_args(requirements: tuple[str, ...]) -> list[str]:
+    """uv's arguments for a cell's requirements: `-e PATH` (the project, `--install`)
+    becomes two."""
+    args: list[str] = []
+    for requirement in requirements:
+        args += requirement.split(" ", 1) if requirement.startswith("-e ") else [requirement]
+    return args
+
+
 def _pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
     """The exactly pinned (name, version) pairs of a cell's requirements."""
     pairs = []
@@ -236,7 +245,7 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
             "--no-build",
             "--python",
             str(python),
-            *cell.requirements,
+            *install_args(cell.requirements),
         ],
     ]
     for command in steps:

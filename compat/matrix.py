@@ -69,6 +69,17 @@ def requirements(
     return tuple(dict.fromkeys([*base, *extra, *fixed]))
 
 
+def tag_of(fixed: tuple[str, ...]) -> str:
+    """What fixed requirements add to a cell id: `with-numpy1.26.4`, `with-myproject`."""
+    tags = []
+    for requirement in fixed:
+        if requirement.startswith("-e "):
+            tags.append("with-" + requirement.split(" ", 1)[1].rstrip("/").rsplit("/", 1)[-1])
+        else:
+            tags.append("with-" + requirement.replace("==", ""))
+    return "-".join(tags)
+
+
 def parse_pin(text: str, flag: str = "--with") -> str:
     """`numpy==1.26.4` as a requirement, with a clear error for anything but an exact pin."""
     name, sep, version = text.partition("==")
@@ -114,7 +125,7 @@ def expand(
     ort_versions = ort or config.onnxruntime.versions
     axes = config.axes if extra is None else extra
     choices = list(itertools.product(*[[(n, v) for v in vs] for n, vs in axes]))
-    tag = "-".join(f"with-{r.replace('==', '')}" for r in fixed)
+    tag = tag_of(fixed)
 
     def cells_of(o: str, r: str) -> tuple[Cell, ...]:
         dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package

@@ -54,6 +54,9 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     given = dict(parse_axis(text) for text in getattr(args, "pkg", []))
     extra = tuple({**dict(config.axes), **given}.items())
     fixed = tuple(parse_pin(text) for text in getattr(args, "with_", []))
+    project = installed_project(args, config)
+    if project:
+        fixed += (f"-e {project}",)
     plan = expand(config, onnx, ort, args.cross, extra, fixed, dists)
     whole = select_cells(plan, globs(args.cells))
     if getattr(args, "axis", None):
@@ -61,6 +64,30 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     if args.shard:
         return whole, select_shard(whole, *parse_shard(args.shard))
     return whole, whole
+
+
+def installed_project(args: argparse.Namespace, config: Config) -> Path | None:
+    """The project every cell installs (editable) before its commands run: `--install
+    PATH`, or the project itself when it runs commands (`--run`, `run = [...]`) and is a
+    package (its pyproject.toml has a [project] table); `--install none` installs none."""
+    given = getattr(args, "install", None)
+    if given == "none":
+        return None
+    if given:
+        path = Path(given).resolve()
+        if not (path / "pyproject.toml").is_file() and not (path / "setup.py").is_file():
+            raise UsageError(f"--install {given}: no pyproject.toml or setup.py there")
+        return path
+    root = args.config.resolve().parent
+    if not (config.run or getattr(args, "run", [])):
+        return None
+    try:
+        import tomllib
+
+        data = tomllib.loads((root / "pyproject.toml").read_text())
+    except (OSError, ValueError):
+        return None
+    return root if "project" in data else None
 
 
 #: `--onnx …,weekly`: the newest build of onnx's preview package, installed under its

@@ -27,8 +27,22 @@ def test_a_command_is_named_by_its_name_or_its_slug() -> None:
 
 
 def run(tmp_path: Path, state: Path, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(state),
-                 "--out", str(tmp_path / "out"), "--cases", "command.*", *args])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(state),
+            "--out",
+            str(tmp_path / "out"),
+            "--cases",
+            "command.*",
+            "--install",
+            "none",
+            *args,
+        ]
+    )  # fmt: skip  (onnx-compat is a package itself)
     return code, json.loads((tmp_path / "out" / "matrix.json").read_text())
 
 
@@ -60,7 +74,36 @@ def test_bisect_names_the_release_from_which_the_command_passes(
     shared_state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["bisect", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--run", GATE, "--package", "onnx",
+                 str(shared_state), "--run", GATE, "--install", "none", "--package", "onnx",
                  "--good", "1.20.1", "--bad", "1.21.0"])  # fmt: skip
     assert code == 0
     assert "last failing 1.20.1, first passing 1.21.0: fixed in 1.21.0" in capsys.readouterr().out
+
+
+IMPORTS = 'imports=python -c "import mypkg; assert mypkg.ANSWER == 42"'
+
+
+@pytest.mark.envs
+def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_command(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "mypkg"\nversion = "0.1"\n[tool.setuptools]\npy-modules = ["mypkg"]\n'
+        + (ROOT / "pyproject.toml")
+        .read_text()
+        .split("[tool.compat]", 1)[1]
+        .join(["[tool.compat]", ""])
+    )
+    (project / "mypkg.py").write_text("ANSWER = 42\n")
+    code = main(["matrix", "--config", str(project / "pyproject.toml"), "--corpus",
+                 str(ROOT / "cases"), "--state-dir", str(shared_state), "--out",
+                 str(tmp_path / "out"), "--onnx", "1.23.2", "--ort", "1.24.4", "--axis", "onnx",
+                 "--cases", "command.*", "--run", IMPORTS])  # fmt: skip
+    report = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    (cell,) = report["cells"]
+    assert cell["id"] == "onnx1.23.2-ort1.24.4-with-project"
+    assert code == 0, report["results"]
+    assert [r["outcome"] for r in report["results"]] == ["pass"]

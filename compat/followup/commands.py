@@ -11,10 +11,10 @@ from compat.corpus import write_case
 from compat.errors import UsageError
 from compat.followup.bisection import bisect, releases
 from compat.followup.repro import FAILING, parse_pins, repro_cell, write_script
-from compat.matrix import Cell, requirements
+from compat.matrix import Cell, requirements, tag_of
 from compat.outcomes import CellState
 from compat.run import run_cell
-from compat.steps import load_corpus, settings_of
+from compat.steps import installed_project, load_corpus, settings_of
 from compat.versions import version_key
 
 
@@ -77,6 +77,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} {value}: not an installable release of {args.package}")
     print(f"bisecting {len(versions)} {args.package} releases: {', '.join(versions)}")
     settings = settings_of(args, config)
+    project = installed_project(args, config)  # the project a --run command imports
+    fixed = (f"-e {project}",) if project else ()
     only = write_case(
         replace(
             case,
@@ -91,8 +93,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             (version, config.onnx.pair) if args.package == "onnx" else
             (config.onnxruntime.pair, version)
         )  # fmt: skip
-        cell = Cell(onnx, ort, requirements(onnx, ort, config.constraints))
-        run = run_cell(cell, [only], settings)
+        reqs = requirements(onnx, ort, config.constraints, (), fixed)
+        run = run_cell(Cell(onnx, ort, reqs, tag_of(fixed)), [only], settings)
         if run.record.state is not CellState.READY:
             print(f"  {version}: {run.record.state.value}, skipped")
             return None
