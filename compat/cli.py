@@ -30,6 +30,12 @@ def _add_axes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--onnx", metavar="V1,V2", help="replace the onnx axis")
     parser.add_argument("--ort", metavar="V1,V2", help="replace the onnxruntime axis")
     parser.add_argument(
+        "--offline",
+        action="store_true",
+        help='axes that follow the index (versions = ">=1.15") use their recorded '
+        "resolution instead of asking the index",
+    )
+    parser.add_argument(
         "--pkg",
         action="append",
         default=[],

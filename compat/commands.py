@@ -21,6 +21,7 @@ from compat.run import run_matrix
 from compat.steps import (
     describe_plan,
     finish,
+    follow_axes,
     load_corpus,
     resolve_plan,
     run_options,
@@ -29,7 +30,7 @@ from compat.steps import (
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config, followed = follow_axes(args, load_config(args.config))
     whole, plan = resolve_plan(args, config)
     corpus = load_corpus(args, config)
     if args.list:
@@ -43,6 +44,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()},
         "options": run_options(args),
         "junit_scope": args.junit_scope,
+        **({"axes_followed": followed} if followed else {}),
     }
     if args.shard:
         meta["shard"] = args.shard

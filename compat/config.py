@@ -40,11 +40,14 @@ class KnownEntry:
 
 @dataclass(frozen=True)
 class Axis:
-    """One package's releases, each run with the other package's `pair` release."""
+    """One package's releases, each run with the other package's `pair` release;
+    `follows`: a range (`versions = ">=1.15"`) the releases are resolved from, on the
+    package index at plan time (compat/follow.py), one per minor release."""
 
     package: str
     versions: tuple[str, ...]
     pair: str
+    follows: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,12 +108,18 @@ def _axis(table: dict[str, Any], package: str, path: Path) -> Axis:
     where = f"tool.compat.{package}"
     _reject_unknown(table, _AXIS_KEYS, where, path)
     versions = _require(table, "versions", where, path)
-    if not isinstance(versions, list) or not versions:
-        raise ConfigError(f"{path}: [{where}] versions must be a non-empty list of releases")
-    for v in versions:
-        parse_version(str(v), f"{path} [{where}] versions", ConfigError)
     pair = str(_require(table, "pair", where, path))
     parse_version(pair, f"{path} [{where}] pair", ConfigError)
+    if isinstance(versions, str) and versions.strip():  # a range that follows the index
+        parse_range(versions, f"{path} [{where}] versions", ConfigError)
+        return Axis(package, (), pair, versions.strip())
+    if not isinstance(versions, list) or not versions:
+        raise ConfigError(
+            f"{path}: [{where}] versions must be a non-empty list of releases, or a range "
+            'like ">=1.15" that follows the package index'
+        )
+    for v in versions:
+        parse_version(str(v), f"{path} [{where}] versions", ConfigError)
     return Axis(package, tuple(str(v) for v in versions), pair)
 
 

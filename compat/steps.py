@@ -15,6 +15,7 @@ from compat.config import Config
 from compat.corpus import Corpus, discover_cases, select_cases
 from compat.dropin import load_dropins, slug
 from compat.errors import UsageError
+from compat.follow import follow
 from compat.followup.repro import repro_command
 from compat.known import attach
 from compat.matrix import (
@@ -44,8 +45,16 @@ def globs(text: str | None) -> tuple[str, ...]:
     return tuple(g.strip() for g in (text or "").split(",") if g.strip())
 
 
+def follow_axes(args: argparse.Namespace, config: Config) -> tuple[Config, dict[str, object]]:
+    """The config with its range axes resolved from the package index (compat/follow.py),
+    or from the state directory's record with --offline; and what was resolved."""
+    state = getattr(args, "state_dir", None) or args.config.resolve().parent / ".compat"
+    return follow(config, Path(state).resolve(), getattr(args, "offline", False))
+
+
 def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     """(the whole plan, the part this process runs): they differ only with --shard."""
+    config, _ = follow_axes(args, config)
     onnx: tuple[str, ...] | None = None
     dists: dict[str, str] = {}
     if args.onnx:

@@ -283,3 +283,36 @@ def test_a_preview_name_beside_junk_is_an_error_before_the_index_is_asked() -> N
     with pytest.raises(UsageError, match="'newest' is not a version"):
         previews("weekly,newest")
     assert previews("1.18.0,1.21.0") == (("1.18.0", "1.21.0"), {})
+
+
+def test_an_axis_that_follows_the_index_is_one_release_per_minor_recorded_for_offline(
+    tmp_path: Path,
+) -> None:
+    from compat.follow import follow, newest_per_minor
+
+    assert newest_per_minor(["1.20.0", "1.20.1", "1.21.0rc1", "1.21.0", "1.19.2", "1.9.0"]) == (
+        "1.9.0", "1.19.2", "1.20.1", "1.21.0",
+    )  # fmt: skip
+    config = load_config(write(tmp_path, MINIMAL.replace('["1.18.0", "1.21.0"]', '">=1.20"')))
+    assert config.onnx.follows == ">=1.20" and config.onnx.versions == ()
+    state = tmp_path / "state"
+    with pytest.raises(UsageError, match=r"no recorded resolution of onnx >=1\.20"):
+        follow(config, state, offline=True)
+    state.mkdir()
+    (state / "axes.json").write_text('{"onnx >=1.20": {"versions": ["1.20.1", "1.21.0"]}}')
+    resolved, said = follow(config, state, offline=True)
+    assert resolved.onnx.versions == ("1.20.1", "1.21.0")
+    assert said == {"onnx": {"range": ">=1.20", "versions": ["1.20.1", "1.21.0"]}}
+    assert [c.onnx for c in expand(resolved).axes["onnx"]] == ["1.20.1", "1.21.0"]
+    with pytest.raises(ConfigError, match="is not a version range"):
+        load_config(write(tmp_path, MINIMAL.replace('["1.18.0", "1.21.0"]', '"newest"')))
+
+
+@pytest.mark.envs
+def test_an_axis_that_follows_the_index_resolves_from_the_real_index(tmp_path: Path) -> None:
+    from compat.follow import follow
+
+    config = load_config(write(tmp_path, MINIMAL.replace('["1.18.0", "1.21.0"]', '">=1.20,<1.22"')))
+    resolved, _ = follow(config, tmp_path / "state")
+    assert resolved.onnx.versions == ("1.20.1", "1.21.0")  # the newest patch of each minor
+    assert (tmp_path / "state" / "axes.json").is_file()

@@ -14,7 +14,7 @@ from compat.followup.repro import FAILING, parse_pins, repro_cell, write_script
 from compat.matrix import Cell, requirements, tag_of
 from compat.outcomes import CellState
 from compat.run import run_cell
-from compat.steps import installed_project, load_corpus, settings_of
+from compat.steps import follow_axes, installed_project, load_corpus, settings_of
 from compat.versions import version_key
 
 
@@ -66,6 +66,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         raise UsageError(f"--case {args.case}: no such case; see `nox -s matrix -- --list`")
     if args.check not in case.checks:
         raise UsageError(f"--check {args.check}: {case.id} has {', '.join(case.checks)}")
+    config, _ = follow_axes(args, config)
     axis = config.onnx if args.package == "onnx" else config.onnxruntime
     good = args.good or axis.versions[0]
     available = releases(args.package, args.pre, args.yanked)

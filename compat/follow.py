@@ -1,0 +1,74 @@
+"""Axes that follow the package index: `versions = ">=1.15"` in `[tool.compat.onnx]`
+(or onnxruntime) becomes one release per minor version, its newest patch with a wheel
+for this Python — the rule the default lists follow by hand — resolved when a plan is
+made, so tomorrow's release is in tomorrow's run. Each resolution is recorded in the
+state directory (`axes.json`) and in matrix.json; `--offline` plans from the recorded
+one, reproducing an earlier plan exactly."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from packaging.version import Version
+
+from compat.config import Axis, Config
+from compat.errors import CompatError, UsageError
+from compat.versions import in_range
+
+RECORD = "axes.json"
+
+
+def newest_per_minor(versions: list[str]) -> tuple[str, ...]:
+    """The newest release of each (major, minor), pre-releases aside, in order."""
+    best: dict[tuple[int, int], Version] = {}
+    for text in versions:
+        version = Version(text)
+        if version.is_prerelease or version.is_devrelease:
+            continue
+        key = (version.major, version.minor)
+        if key not in best or version > best[key]:
+            best[key] = version
+    return tuple(str(best[k]) for k in sorted(best))
+
+
+def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) -> Axis:
+    key = f"{axis.package} {axis.follows}"
+    if not offline:
+        from compat.followup.bisection import releases
+
+        try:
+            found = [v for v in releases(axis.package) if in_range(v, axis.follows)]
+        except CompatError as exc:
+            if key not in recorded:
+                raise UsageError(f"{exc}; no earlier resolution of {key} to fall back on") from None
+            print(f"onnx-compat: {exc}; using the resolution of {key} recorded "
+                  f"{recorded[key].get('at', '?')}")  # fmt: skip
+        else:
+            versions = newest_per_minor(found)
+            if not versions:
+                raise UsageError(f"{key}: no release on the package index matches")
+            at = datetime.now(UTC).isoformat(timespec="seconds")
+            recorded[key] = {"versions": list(versions), "at": at}
+    if key not in recorded:
+        raise UsageError(f"--offline: no recorded resolution of {key}; run once online")
+    return replace(axis, versions=tuple(str(v) for v in recorded[key]["versions"]))  # type: ignore[attr-defined]
+
+
+def follow(config: Config, state: Path, offline: bool = False) -> tuple[Config, dict[str, object]]:
+    """The config with every range axis resolved, and what was resolved (for the run's
+    metadata); a config of lists comes back as it is."""
+    if not (config.onnx.follows or config.onnxruntime.follows):
+        return config, {}
+    path = state / RECORD
+    recorded: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
+    onnx, ort = (_resolve(a, recorded, offline) if a.follows and not a.versions else a
+                 for a in (config.onnx, config.onnxruntime))  # fmt: skip
+    if not offline:
+        state.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(recorded, indent=1, sort_keys=True))
+    said: dict[str, object] = {a.package: {"range": a.follows, "versions": list(a.versions)}
+                               for a in (onnx, ort) if a.follows}  # fmt: skip
+    return replace(config, onnx=onnx, onnxruntime=ort), said
