@@ -71,8 +71,13 @@ def result_key(
     """The key of one result; `share=False` keys it to its cell as well (every cell
     computes everything itself: the reference the sharing is tested against). `code`:
     the case's `code_hash`, when the caller computed it once for many keys."""
+    # a custom check is code that may import anything installed (a downstream package
+    # of an extra axis or --with): the cell's other recorded packages key its result too
+    custom = any(c.name == check for c in files.case.custom_checks)
+    extras = sorted(n for n in record.packages if n not in EVERYTHING) if custom else []
     identity = [
         *(f"{name}=={record.packages.get(name)}" for name in depends_on(files, check)),
+        *(f"{name}=={record.packages[name]}" for name in extras),
         f"python=={record.python}",
         f"platform={record.platform}",
         f"case={files.content}",

@@ -374,3 +374,26 @@ def test_the_writer_reader_table_agrees_with_a_plain_venv_on_a_few_pairs(
     assert [matrix[f"onnx{o}-ort{r}"] for o, r in pairs] == ["skip", "pass"]
     page = (tmp_path / "out" / "writer_reader.md").read_text()
     assert "| 1.16.2 (IR 10, opset 21) | ⏭️ | ✅ |" in page
+
+
+def test_a_downstream_package_that_no_longer_imports_is_the_result_not_a_crash(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """onnx 1.19 removed onnx.mapping; onnxconverter-common 1.15.0 imported it (onnx
+    #7257): its import fails under onnx 1.19.1 and works under 1.18.0, and a result is
+    keyed by the downstream release too (1.16.0 imports under both)."""
+    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
+                 str(shared_state), "--out", str(tmp_path / "out"), "--fresh",
+                 "--onnx", "1.18.0,1.19.1", "--ort", "1.24.4", "--axis", "onnx",
+                 "--pkg", "onnxconverter-common=1.15.0,1.16.0",
+                 "--cases", "downstream_imports.*"])  # fmt: skip
+    report = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    got = {r["cell"]: r for r in report["results"]}
+    assert code == 1
+    broken = got["onnx1.19.1-ort1.24.4-onnxconverter-common1.15.0"]
+    assert broken["outcome"] == "fail" and "onnx.mapping" in broken["detail"]
+    for cell in ("onnx1.18.0-ort1.24.4-onnxconverter-common1.15.0",
+                 "onnx1.18.0-ort1.24.4-onnxconverter-common1.16.0",
+                 "onnx1.19.1-ort1.24.4-onnxconverter-common1.16.0"):  # fmt: skip
+        assert got[cell]["outcome"] == "pass", got[cell]
+        assert got[cell]["detail"] == "imports: onnxconverter-common " + cell.rsplit("common", 1)[1]

@@ -1,0 +1,49 @@
+"""Downstream imports: do the packages built on onnx import with this cell's onnx?
+
+A converter pins nothing and breaks when onnx removes an API: onnx 1.19 removed
+`onnx.mapping`, and onnxconverter-common, which imported it, failed at import (onnx
+#7257). This family imports, in each cell, every installed package that depends on onnx
+or onnxruntime — put there with `--pkg onnxconverter-common=1.14.0,1.16.0` or `--with
+skl2onnx==1.19.1` — and records an import failure as the result; a cell with no such
+package is a skip that says so.
+
+Rare form: a downstream package imported under an onnx newer than it was written for
+Common twin: the same package under the onnx it was released with
+Shows: which converter release imports with which onnx release
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from onnx import helper
+
+from compat.build import model, tensor
+from compat.case import Case, CustomCheck
+
+IMPORTS = CustomCheck(
+    name="downstream_imports",
+    file=str(Path(__file__).with_name("_downstream_check.py")),
+    function="check_downstream_imports",
+    package="onnx",
+)
+
+
+def cases() -> list[Case]:
+    stand_in = model(  # the check imports packages; the case's model is not used
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", np.float32, [3])],
+        [tensor("y", np.float32, [3])],
+        opset=13,
+        name="downstream_imports",
+    )
+    return [
+        Case(
+            id="downstream_imports.installed",
+            description="every installed package that depends on onnx or onnxruntime imports",
+            model=stand_in,
+            builtin_checks=(),
+            custom_checks=(IMPORTS,),
+        )
+    ]
