@@ -48,6 +48,20 @@ class Axis:
     versions: tuple[str, ...]
     pair: str
     follows: str = ""
+    #: where its releases come from when not the default index (onnxruntime nightlies
+    #: live on another one): `index-url` replaces the index, `extra-index-url` adds one
+    index_url: str = ""
+    extra_index_url: str = ""
+
+    @property
+    def index_args(self) -> tuple[str, ...]:
+        """uv's arguments for this axis's index, as cell requirements carry them."""
+        return tuple(
+            f"{flag} {url}"
+            for flag, url in (("--index-url", self.index_url),
+                              ("--extra-index-url", self.extra_index_url))
+            if url
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,7 @@ _TOP_KEYS = {
 }  # fmt: skip
 _KNOWN_KEYS = {"cases", "package", "versions", "checks", "outcomes", "reason", "link"}
 _DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader"}
-_AXIS_KEYS = {"versions", "pair"}
+_AXIS_KEYS = {"versions", "pair", "index-url", "extra-index-url"}
 _CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
 
 
@@ -110,9 +124,14 @@ def _axis(table: dict[str, Any], package: str, path: Path) -> Axis:
     versions = _require(table, "versions", where, path)
     pair = str(_require(table, "pair", where, path))
     parse_version(pair, f"{path} [{where}] pair", ConfigError)
+    urls = {key: table.get(key, "") for key in ("index-url", "extra-index-url")}
+    for key, url in urls.items():
+        if not isinstance(url, str) or (url and "://" not in url):
+            raise ConfigError(f"{path}: [{where}] {key} must be a URL, like 'https://…/simple'")
+    indexes = {"index_url": urls["index-url"], "extra_index_url": urls["extra-index-url"]}
     if isinstance(versions, str) and versions.strip():  # a range that follows the index
         parse_range(versions, f"{path} [{where}] versions", ConfigError)
-        return Axis(package, (), pair, versions.strip())
+        return Axis(package, (), pair, versions.strip(), **indexes)
     if not isinstance(versions, list) or not versions:
         raise ConfigError(
             f"{path}: [{where}] versions must be a non-empty list of releases, or a range "
@@ -120,7 +139,7 @@ def _axis(table: dict[str, Any], package: str, path: Path) -> Axis:
         )
     for v in versions:
         parse_version(str(v), f"{path} [{where}] versions", ConfigError)
-    return Axis(package, tuple(str(v) for v in versions), pair)
+    return Axis(package, tuple(str(v) for v in versions), pair, **indexes)
 
 
 def _constraint(table: dict[str, Any], index: int, path: Path) -> Constraint:

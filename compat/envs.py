@@ -82,11 +82,12 @@ def _trim(text: str, head: int = 20, tail: int = 30) -> str:
 
 
 def install_args(requirements: tuple[str, ...]) -> list[str]:
-    """uv's arguments for a cell's requirements: `-e PATH` (the project, `--install`)
-    becomes two."""
+    """uv's arguments for a cell's requirements: `-e PATH` (the project, `--install`) and
+    an axis's `--index-url URL` / `--extra-index-url URL` become two."""
     args: list[str] = []
     for requirement in requirements:
-        args += requirement.split(" ", 1) if requirement.startswith("-e ") else [requirement]
+        flag = requirement.startswith(("-e ", "--index-url ", "--extra-index-url "))
+        args += requirement.split(" ", 1) if flag else [requirement]
     return args
 
 

@@ -127,10 +127,19 @@ def expand(
     choices = list(itertools.product(*[[(n, v) for v in vs] for n, vs in axes]))
     tag = tag_of(fixed)
 
+    indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
+
     def cells_of(o: str, r: str) -> tuple[Cell, ...]:
         dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
         return tuple(
-            Cell(o, r, requirements(o, r, config.constraints, pins, fixed, dist), tag, pins, dist)
+            Cell(
+                o,
+                r,
+                requirements(o, r, config.constraints, pins, fixed + indexes, dist),
+                tag,
+                pins,
+                dist,
+            )
             for pins in choices
         )
 

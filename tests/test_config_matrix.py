@@ -316,3 +316,26 @@ def test_an_axis_that_follows_the_index_resolves_from_the_real_index(tmp_path: P
     resolved, _ = follow(config, tmp_path / "state")
     assert resolved.onnx.versions == ("1.20.1", "1.21.0")  # the newest patch of each minor
     assert (tmp_path / "state" / "axes.json").is_file()
+
+
+def test_an_axis_may_come_from_another_index_and_its_cells_install_from_it(
+    tmp_path: Path,
+) -> None:
+    """onnxruntime nightlies live on another index; this machine cannot reach one, so
+    the test checks what uv is asked, not an install."""
+    from compat.envs import install_args
+
+    extra = (
+        "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/ORT-Nightly/pypi/simple/"
+    )
+    text = MINIMAL.replace('pair = "1.23.2"', f'pair = "1.23.2"\nextra-index-url = "{extra}"')
+    config = load_config(write(tmp_path, text))
+    assert config.onnxruntime.index_args == (f"--extra-index-url {extra}",)
+    cell = expand(config).cells[0]
+    args = install_args(cell.requirements)
+    assert args[args.index("--extra-index-url") + 1] == extra
+    assert cell.id == "onnx1.18.0-ort1.24.4"  # ids do not change, environments do
+    with pytest.raises(ConfigError, match="index-url must be a URL"):
+        load_config(
+            write(tmp_path, MINIMAL.replace('pair = "1.23.2"', 'pair = "1.23.2"\nindex-url = "x"'))
+        )
