@@ -1,15 +1,18 @@
 """The downstream-imports check: runs inside a cell (standard library, onnx,
 onnxruntime, numpy only)."""
 
+from __future__ import annotations
+
 import importlib
 import re
 from importlib import metadata
+from typing import Any
 
 #: the packages whose downstream packages the check imports
 UPSTREAM = ("onnx", "onnxruntime")
 
 
-def _requires_upstream(dist):
+def _requires_upstream(dist: Any) -> bool:
     for requirement in dist.requires or []:
         name = re.split(r"[\s<>=!~;\[(]", requirement.strip(), maxsplit=1)[0].lower()
         if name.replace("_", "-") in UPSTREAM and "extra ==" not in requirement:
@@ -17,14 +20,14 @@ def _requires_upstream(dist):
     return False
 
 
-def _modules(dist):
+def _modules(dist: Any) -> list[str]:
     top = dist.read_text("top_level.txt")
     if top:
         return [m.strip() for m in top.splitlines() if m.strip() and not m.startswith("_")]
     return [dist.metadata["Name"].replace("-", "_").lower()]
 
 
-def check_downstream_imports(case):
+def check_downstream_imports(case: Any) -> str:
     """Every installed package that depends on onnx or onnxruntime (a converter such as
     onnxconverter-common or skl2onnx, put in the cell with --pkg or --with) imports
     with this cell's releases; `skip` when the cell has none."""

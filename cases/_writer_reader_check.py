@@ -1,10 +1,14 @@
 """The writer × reader check: runs inside a cell (standard library, onnx, onnxruntime,
 numpy only). The model is written here, by this cell's onnx with its defaults."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 
-def check_default_model(case):
+def check_default_model(case: Any) -> str:
     """This cell's onnx writes a one-node model with `helper.make_model`'s defaults (its
     IR version and its newest opset); this cell's onnxruntime must load and run it.
     A refusal past the runtime's limits is a skip that says which limit; a refusal

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from typing import Tuple
 
 from compat.cell.gates import model_opset
 from compat.cell.verdict import Verdict, one_line, skip
@@ -41,7 +42,7 @@ def ort_session(model_path, level, optimized_path=None):
 _ORT_LIMITS = []  # type: list[int]
 
 
-def ort_limits():
+def ort_limits() -> Tuple[int, int]:
     """(max IR version, max default-domain opset) this onnxruntime loads, probed with
     one-node models (the runtime says what it supports, not its messages): once per
     environment by `probe`, which the host hands to every worker (`set_limits`)."""

@@ -8,7 +8,7 @@ import traceback
 class Verdict(Exception):
     """Ends a check early with an outcome other than pass."""
 
-    def __init__(self, outcome, phase, detail, trace=""):
+    def __init__(self, outcome: str, phase: str, detail: str, trace: str = "") -> None:
         Exception.__init__(self, detail)
         self.outcome = outcome
         self.phase = phase
@@ -16,11 +16,11 @@ class Verdict(Exception):
         self.trace = trace  # the full traceback of the exception behind it, if any
 
 
-def fail(phase, detail):
+def fail(phase: str, detail: str) -> Verdict:
     return Verdict("fail", phase, detail)
 
 
-def skip(detail):
+def skip(detail: str) -> Verdict:
     return Verdict("skip", "", detail)
 
 
@@ -30,7 +30,7 @@ DETAIL_LIMIT = 2000
 TRACE_LIMIT = 20000
 
 
-def bounded(text, limit=DETAIL_LIMIT):
+def bounded(text: str, limit: int = DETAIL_LIMIT) -> str:
     """`text` if it fits, else its head and tail with the cut said and measured."""
     if len(text) <= limit:
         return text
@@ -38,7 +38,7 @@ def bounded(text, limit=DETAIL_LIMIT):
     return "%s [... %d characters cut ...] %s" % (head, len(text) - len(head) - len(tail), tail)
 
 
-def one_line(exc):
+def one_line(exc: BaseException) -> str:
     text = "%s: %s" % (type(exc).__name__, str(exc).strip())
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return bounded(" ".join(lines))
