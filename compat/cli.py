@@ -137,6 +137,7 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from compat import commands as host
     from compat.followup.commands import cmd_bisect, cmd_repro
+    from compat.followup.variants import cmd_variants
 
     parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -212,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="a command of yours to run in every cell, like 'tests=pytest -q' (repeatable)",
     )  # fmt: skip
     init.set_defaults(func=host.cmd_init)
+    variants = commands.add_parser(
+        "variants", help="write every equivalent spelling of a model (the rewrite catalogue)"
+    )
+    variants.add_argument("model", type=Path, help="the .onnx file (MODEL.npz beside it: inputs)")
+    variants.add_argument("--out", type=Path, help="folder (default: MODEL~variants/ beside it)")
+    variants.add_argument("--rewrites", metavar="GLOB[,GLOB]", help="only these rewrites")
+    variants.set_defaults(func=cmd_variants)
     repro = commands.add_parser("repro", help="rebuild one cell under exact pins, write scripts")
     repro.add_argument("pins", nargs="*", metavar="PKG==VERSION")
     repro.add_argument("--requirements", type=Path, metavar="FILE", help="a CI's pinned reqs")

@@ -1,0 +1,43 @@
+"""`python -m compat variants MODEL.onnx --out DIR [--rewrites GLOB]`: every applicable
+spelling of a model (compat/rewrites.py) written beside its inputs, with a JSON list of
+what was rewritten where."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import onnx
+
+from compat.errors import UsageError
+from compat.rewrites import select, variants
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    model_path: Path = args.model
+    if not model_path.is_file():
+        raise UsageError(f"{model_path}: no such model file")
+    try:
+        model = onnx.load(str(model_path))
+    except Exception as exc:
+        raise UsageError(f"{model_path}: not an ONNX model ({exc})") from None
+    out: Path = args.out or model_path.parent / f"{model_path.stem}~variants"
+    out.mkdir(parents=True, exist_ok=True)
+    inputs = sorted(model_path.parent.glob(f"{model_path.stem}.npz")) + sorted(
+        model_path.parent.glob(f"{model_path.stem}.[0-9]*.npz")
+    )
+    listed = []
+    for rewrite, applied in variants(model, select(args.rewrites)):
+        name = f"{model_path.stem}~{rewrite.name}"
+        onnx.save(applied.model, str(out / f"{name}.onnx"))
+        for npz in inputs:  # the same inputs, named for the variant (MODEL.npz, MODEL.1.npz)
+            shutil.copy(npz, out / npz.name.replace(model_path.stem, name, 1))
+        listed.append({"rewrite": rewrite.name, "description": rewrite.description,
+                       "file": f"{name}.onnx", "where": list(applied.where),
+                       "reports": list(rewrite.reports)})  # fmt: skip
+        print(f"{name}.onnx: {rewrite.description} ({', '.join(applied.where)})")
+    (out / "variants.json").write_text(json.dumps(listed, indent=1) + "\n")
+    print(f"{len(listed)} variants of {model_path} in {out}/ (variants.json lists them)")
+    return 0
