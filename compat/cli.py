@@ -92,6 +92,14 @@ def _add_corpus(parser: argparse.ArgumentParser, cases: str | None = None) -> No
         "project root as working directory): exit 0 passes; case command.NAME (repeatable)",
     )
     parser.add_argument(
+        "--mutate",
+        nargs="?",
+        const="",
+        metavar="GLOB[,GLOB]",
+        help="also run every selected case spelled each other legal way (the rewrite "
+        "catalogue, or the rewrites matching GLOB): cases CASE~REWRITE",
+    )
+    parser.add_argument(
         "--install",
         metavar="PATH",
         help="install this project (editable) into every cell first; default with --run: "

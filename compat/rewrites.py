@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from compat.case import Case
 from compat.errors import UsageError
 
 
@@ -34,6 +35,9 @@ class Rewrite:
     description: str
     function: Callable[[onnx.ModelProto], Applied | None]
     reports: tuple[str, ...] = ()
+    #: it changes the declared shape annotations themselves: a case that expects
+    #: annotation violations or symbolic output shapes does not keep its expectations
+    annotations: bool = False
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -263,10 +267,11 @@ CATALOGUE: tuple[Rewrite, ...] = (
     Rewrite("optional_input_omitted", 'trailing "" inputs dropped (Conv(x, W, "") -> '
             "Conv(x, W))", optional_input_omitted),
     Rewrite("dim_params_renamed", "every symbolic dimension renamed consistently",
-            dim_params_renamed),
-    Rewrite("value_info_removed", "intermediate value annotations dropped", value_info_removed),
+            dim_params_renamed, annotations=True),
+    Rewrite("value_info_removed", "intermediate value annotations dropped", value_info_removed,
+            annotations=True),
     Rewrite("value_info_inferred", "intermediate value annotations added by shape inference",
-            value_info_inferred),
+            value_info_inferred, annotations=True),
     Rewrite("float16_int32_data", "float16 initializers: raw_data -> int32_data",
             float16_int32_data, ("https://github.com/onnx/onnx/issues/1539",)),
     Rewrite("float16_raw_data", "float16 initializers: int32_data -> raw_data",
@@ -298,4 +303,21 @@ def variants(
         applied = rewrite.function(model)
         if applied is not None:
             found.append((rewrite, applied))
+    return found
+
+
+def mutated(case: Case, rewrites: tuple[Rewrite, ...] = CATALOGUE) -> list[Case]:
+    """The case spelled every other way that applies (`--mutate`): ids `CASE~REWRITE`,
+    the original's inputs, oracle, checks and expectations, known bugs included."""
+    symbolic = any(isinstance(d, str) for dims in case.output_shapes.values() for d in dims)
+    found = []
+    for rewrite, applied in variants(case.model, rewrites):
+        if rewrite.annotations and (case.violations or symbolic):
+            continue  # its expectations are about the annotations this rewrite changes
+        described = f"{case.description} ({rewrite.description})"
+        found.append(
+            replace(
+                case, id=f"{case.id}~{rewrite.name}", model=applied.model, description=described
+            )
+        )
     return found

@@ -29,6 +29,7 @@ from compat.matrix import (
     select_cells,
     select_shard,
 )
+from compat.render.spellings import render_spellings
 from compat.render.terminal import (
     closing_line,
     render_grid,
@@ -153,7 +154,14 @@ def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
         commands = command_cases(runs, args.config.resolve().parent)
         corpus = Corpus(corpus.cases + commands, {**corpus.families, FAMILY: DESCRIPTION})
     cases = attach(corpus.cases, config.known)  # [[tool.compat.known]], over every case
-    return Corpus(select_cases(cases, globs(args.cases)), corpus.families)
+    chosen = select_cases(cases, globs(args.cases))
+    if getattr(args, "mutate", None) is not None:  # every other spelling of each case
+        from compat.rewrites import mutated, select
+
+        rewrites = select(args.mutate or None)
+        spelled = [v for c in chosen if not c.command for v in mutated(c, rewrites)]
+        chosen = sorted([*chosen, *spelled], key=lambda c: c.id)
+    return Corpus(chosen, corpus.families)
 
 
 def _shown(path: Path) -> str:
@@ -284,6 +292,10 @@ def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
     unexpected = render_unexpected(report, hints)
     print()
     print(unexpected or "no unexpected results")
+    spellings = render_spellings(report)
+    if spellings:
+        print()
+        print(spellings)
     print()
     print(closing_line(report, provenance(report)))
     folder = paths[0].parent if paths else Path()

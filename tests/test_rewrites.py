@@ -139,3 +139,34 @@ def test_variants_of_models_nobody_here_wrote_pass_the_checker_where_the_origina
             onnx.checker.check_model(onnx.load(str(variant)), full_check=True)
         if path.with_suffix(".npz").exists():
             assert variant.with_suffix(".npz").exists()  # the inputs travel with it
+
+
+@pytest.mark.envs
+def test_mutate_rediscovers_the_seed_findings_from_the_common_twins_alone(
+    tmp_path: Any, shared_state: Any
+) -> None:
+    """Without the hand-written rare forms: value_ints pads fail strict inference on
+    onnx < 1.21, Split-18 with "" fails on onnxruntime < 1.32, Squeeze with "" on every
+    release, and float16 in int32_data agrees with raw_data."""
+    import json
+
+    from compat.cli import main
+    from compat.render.spellings import breaking_spellings
+    from compat.report import read_json
+
+    twins = ("pad_pads_from_constant.tensor,split_empty_split.opset18.omitted,"
+             "squeeze_empty_axes.omitted,float16_initializer_encoding.add.raw_data")  # fmt: skip
+    main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
+          "--out", str(tmp_path), "--onnx", "1.20.1,1.21.0", "--ort", "1.31.1,1.32.0",
+          "--mutate", "--cases", twins, "--reruns", "0"])  # fmt: skip
+    report = read_json(tmp_path / "matrix.json")
+    found = {k: sorted(v) for k, v in breaking_spellings(report).items()}
+    pads = "pad_pads_from_constant.tensor~constant_value_attributes"
+    assert found[(pads, "shape_inference")] == ["onnx1.20.1-ort1.24.4"]
+    split = "split_empty_split.opset18.omitted~optional_input_explicit_empty"
+    assert "onnx1.23.2-ort1.31.1" in found[(split, "ort_run")]
+    assert "onnx1.23.2-ort1.32.0" not in found[(split, "ort_run")]
+    squeeze = "squeeze_empty_axes.omitted~optional_input_explicit_empty"
+    assert {"onnx1.23.2-ort1.31.1", "onnx1.23.2-ort1.32.0"} <= set(found[(squeeze, "ort_run")])
+    assert not [k for k in found if k[0].startswith("float16")]
+    assert json.loads((tmp_path / "matrix.json").read_text())["results"]
