@@ -251,6 +251,98 @@ def ir_version_minimum(model: onnx.ModelProto) -> Applied | None:
     return Applied(copy, (f"ir_version {model.ir_version} -> {least}",))
 
 
+def dim_params_anonymous(model: onnx.ModelProto) -> Applied | None:
+    """Symbolic dimensions of outputs and intermediate values made anonymous (inputs keep
+    theirs): an anonymous dimension asserts nothing, a named one only equality."""
+    copy = _copy(model)
+    infos = [*copy.graph.output, *copy.graph.value_info]
+    named = [
+        (i.name, d)
+        for i in infos
+        if i.type.HasField("tensor_type")
+        for d in i.type.tensor_type.shape.dim
+        if d.HasField("dim_param") and d.dim_param
+    ]
+    if not named:
+        return None
+    for _, dim in named:
+        dim.ClearField("dim_param")
+    return Applied(copy, tuple(sorted({name for name, _ in named})))
+
+
+def _converted(model: onnx.ModelProto, target: int) -> Applied | None:
+    from onnx import version_converter
+
+    opset = _top_opset(model)
+    if target < 7 or opset == target or len(model.graph.node) == 0:
+        return None
+    if any(o.domain not in ("", "ai.onnx") for o in model.opset_import):
+        return None  # the converter converts the default domain only
+    try:
+        converted = version_converter.convert_version(model, target)
+        onnx.checker.check_model(converted)
+    except Exception:
+        return None  # no adapter for some op: this rewrite does not apply
+    return Applied(converted, (f"opset {opset} -> {target}",))
+
+
+def opset_up(model: onnx.ModelProto) -> Applied | None:
+    """The default-domain opset raised by one with onnx's version converter (attribute
+    forms become inputs where the newer opset says so: Squeeze axes, Split split)."""
+    return _converted(model, _top_opset(model) + 1)
+
+
+def opset_down(model: onnx.ModelProto) -> Applied | None:
+    """The default-domain opset lowered by one with onnx's version converter."""
+    return _converted(model, _top_opset(model) - 1)
+
+
+def functions_inlined(model: onnx.ModelProto) -> Applied | None:
+    """Model-local functions inlined into the graph (onnx.inliner)."""
+    if not model.functions:
+        return None
+    from onnx import inliner
+
+    try:
+        inlined = inliner.inline_local_functions(model)
+    except Exception:
+        return None
+    return Applied(inlined, tuple(f.name for f in model.functions))
+
+
+def node_outlined(model: onnx.ModelProto) -> Applied | None:
+    """The first default-domain node without subgraphs, outlined into a model-local
+    function called in its place."""
+    if model.ir_version < 8 or _top_opset(model) < 13:
+        return None  # model-local functions came with IR version 8
+    copy = _copy(model)
+    for index, node in enumerate(copy.graph.node):
+        if node.domain not in ("", "ai.onnx") or node.op_type == "Constant":
+            continue
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+               for a in node.attribute):  # fmt: skip
+            continue
+        if "" in node.input or not node.output:
+            continue
+        inputs = [f"i{k}" for k in range(len(node.input))]
+        outputs = [f"o{k}" for k in range(len(node.output))]
+        body = helper.make_node(node.op_type, inputs, outputs)
+        body.attribute.extend(node.attribute)
+        domain = "compat.outlined"
+        function = helper.make_function(
+            domain, f"outlined_{node.op_type}", inputs, outputs, [body],
+            [helper.make_opsetid("", _top_opset(model))],
+        )  # fmt: skip
+        call = helper.make_node(function.name, list(node.input), list(node.output),
+                                name=node.name, domain=domain)  # fmt: skip
+        copy.graph.node.remove(node)
+        copy.graph.node.insert(index, call)
+        copy.functions.append(function)
+        copy.opset_import.append(helper.make_opsetid(domain, 1))
+        return Applied(copy, (_label(node, index),))
+    return None
+
+
 CATALOGUE: tuple[Rewrite, ...] = (
     Rewrite("constant_value_attributes", "Constant(value=1-D tensor) -> value_ints / value_floats",
             constant_value_attributes, ("https://github.com/microsoft/onnxscript/pull/3201",)),
@@ -278,6 +370,15 @@ CATALOGUE: tuple[Rewrite, ...] = (
             float16_raw_data),
     Rewrite("ir_version_minimum", "IR version lowered to the least its opsets need",
             ir_version_minimum),
+    Rewrite("dim_params_anonymous", "symbolic dimensions of outputs and intermediate values "
+            "made anonymous", dim_params_anonymous, annotations=True),
+    Rewrite("opset_up", "the default-domain opset raised by one (onnx's version converter)",
+            opset_up),
+    Rewrite("opset_down", "the default-domain opset lowered by one (onnx's version converter)",
+            opset_down),
+    Rewrite("functions_inlined", "model-local functions inlined (onnx.inliner)",
+            functions_inlined),
+    Rewrite("node_outlined", "a node outlined into a model-local function", node_outlined),
 )  # fmt: skip
 BY_NAME = {r.name: r for r in CATALOGUE}
 
