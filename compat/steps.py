@@ -303,6 +303,9 @@ def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
     nested = Counter(p.parent.name for p in paths if p.parent != folder)
     names = ", ".join([*top, *(f"{d}/ ({n} page{'s' * (n != 1)})" for d, n in nested.items())])
     line = f"reports in {folder}/: {names}"
+    if len(line) > 118:  # the terminal stays within its width
+        print(f"reports in {folder}/:")
+        line = f"  {names}"
     hint = "" if grid else "--grid prints every row here"
     print(f"{line}; {hint}" if hint and len(line) + len(hint) < 118 else line)
     if hint and len(line) + len(hint) >= 118:
