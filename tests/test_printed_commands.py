@@ -236,3 +236,21 @@ def test_a_drop_in_failure_reproduces_from_its_printed_command(
     layer_norm = {r["check"]: r["outcome"] for r in report["results"]
                   if r["case"] == "my_models.layer_norm"}  # fmt: skip
     assert layer_norm["annotations"] == "pass"  # both of its runs hold
+
+
+def test_the_repro_command_of_a_weekly_cell_pins_onnx_weekly_and_rebuilds_the_same_cell() -> None:
+    from compat.config import load_config
+    from compat.followup.repro import parse_pins, repro_cell, repro_command
+    from compat.matrix import expand
+    from compat.outcomes import CellRecord, CellState
+
+    config = load_config(ROOT / "pyproject.toml")
+    version = "1.24.0.dev20261026"
+    (cell,) = expand(config, (version,), ("1.24.4",), True, (), (), {version: "onnx-weekly"}).cells
+    record = CellRecord(id=cell.id, onnx=cell.onnx, onnxruntime=cell.onnxruntime,
+                        state=CellState.READY, requirements=cell.requirements)  # fmt: skip
+    command = repro_command(record, ["pad_pads_from_constant.tensor"])
+    args = shlex.split(command)[4:]
+    assert args[:2] == [f"onnx-weekly=={version}", "onnxruntime==1.24.4"]
+    again = repro_cell(parse_pins(args[:2], None), config)
+    assert (again.id, again.requirements) == (cell.id, cell.requirements)

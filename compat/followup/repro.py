@@ -34,6 +34,7 @@ class Pins:
     onnx: str | None
     onnxruntime: str | None
     extra: tuple[str, ...]  # other exact pins (numpy==..., protobuf==...)
+    onnx_dist: str = "onnx"  # "onnx-weekly" when onnx-weekly==V is pinned (a weekly cell)
 
 
 def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
@@ -58,19 +59,25 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
         name = match.group(1).lower().replace("_", "-")
         parse_version(match.group(2), f"{where}: {spec}")
         found.setdefault(name, match.group(2))
-    onnx, ort = found.pop("onnx", None), found.pop("onnxruntime", None)
+    weekly = found.pop("onnx-weekly", None)  # a preview build: onnx comes from it
+    onnx, ort = (
+        found.pop("onnx", None) if weekly is None else weekly,
+        found.pop("onnxruntime", None),
+    )
+    found.pop("onnx", None)
     if onnx is None and ort is None:
         raise UsageError("pin onnx or onnxruntime (or both), like: nox -s repro -- onnx==1.18.0")
-    return Pins(onnx, ort, tuple(f"{name}=={version}" for name, version in sorted(found.items())))
+    extra = tuple(f"{name}=={version}" for name, version in sorted(found.items()))
+    return Pins(onnx, ort, extra, "onnx-weekly" if weekly else "onnx")
 
 
 def repro_cell(pins: Pins, config: Config) -> Cell:
     """The cell for these pins; an unpinned package takes its matrix pair release."""
     onnx = pins.onnx or config.onnxruntime.pair
     ort = pins.onnxruntime or config.onnx.pair
-    reqs = requirements(onnx, ort, config.constraints) + pins.extra
+    reqs = requirements(onnx, ort, config.constraints, onnx_dist=pins.onnx_dist) + pins.extra
     tag = hashlib.sha256(" ".join(pins.extra).encode()).hexdigest()[:8] if pins.extra else ""
-    return Cell(onnx, ort, reqs, tag)
+    return Cell(onnx, ort, reqs, tag, onnx_dist=pins.onnx_dist)
 
 
 def repro_command(
@@ -79,10 +86,12 @@ def repro_command(
     """`nox -s repro -- onnx==… onnxruntime==… [--cases …]`, plus the options the run
     loaded its cases with (`report.run["options"]`, see `compat.steps.run_options`):
     the command works as printed, drop-in models included."""
-    args = [f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
+    weekly = [r for r in cell.requirements if r.startswith("onnx-weekly==")]
+    args = [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
     args += [  # the cell's other exact pins: extra axes (--pkg), fixed pins (--with)
         r for r in cell.requirements
-        if "==" in r and r.split("==")[0] not in ("onnx", "onnxruntime") and ";" not in r
+        if "==" in r and ";" not in r
+        and r.split("==")[0] not in ("onnx", "onnxruntime", "onnx-weekly")
     ]  # fmt: skip
     if cases:
         args += ["--cases", ",".join(cases)]
