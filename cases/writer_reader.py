@@ -18,10 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-from onnx import helper
-
-from compat.build import model, tensor
+from compat.build import stand_in
 from compat.case import Case, CustomCheck
 
 WRITES_AND_READS = CustomCheck(
@@ -34,19 +31,12 @@ WRITES_AND_READS = CustomCheck(
 
 def cases() -> list[Case]:
     # the case's own model is a stand-in: the check writes its model in the cell
-    stand_in = model(
-        [helper.make_node("Relu", ["x"], ["y"])],
-        [tensor("x", np.float32, [3])],
-        [tensor("y", np.float32, [3])],
-        opset=13,
-        name="writer_reader",
-    )
     return [
         Case(
             id="writer_reader.default_model",
             description="Relu written with helper.make_model's defaults in the cell, then "
             "loaded by the cell's onnxruntime",
-            model=stand_in,
+            model=stand_in("writer_reader"),  # the check does not read it
             builtin_checks=(),
             custom_checks=(WRITES_AND_READS,),
         )

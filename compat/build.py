@@ -46,6 +46,18 @@ def model(
     return built
 
 
+def stand_in(name: str) -> onnx.ModelProto:
+    """`y = Relu(x)` on three floats: the model of a case whose check does not read it
+    (it writes its own model, imports packages, or runs a command)."""
+    return model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", np.float32, [3])],
+        [tensor("y", np.float32, [3])],
+        opset=13,
+        name=name,
+    )
+
+
 def rng(seed: int) -> np.random.Generator:
     """A seeded generator: identical initializers, identical model bytes, every run."""
     return np.random.default_rng(seed)

@@ -37,7 +37,7 @@ def newest_per_minor(versions: list[str]) -> tuple[str, ...]:
 def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) -> Axis:
     key = f"{axis.package} {axis.follows}"
     if not offline:
-        from compat.followup.bisection import releases
+        from compat.index import releases
 
         try:
             found = [v for v in releases(axis.package) if in_range(v, axis.follows)]

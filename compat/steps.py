@@ -115,7 +115,7 @@ def previews(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
     versions = []
     for name in names:
         if name in PREVIEWS:
-            from compat.followup.bisection import releases
+            from compat.index import releases
 
             found = releases(PREVIEWS[name], pre=True)
             if not found:

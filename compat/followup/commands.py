@@ -9,8 +9,9 @@ from dataclasses import replace
 from compat.config import load_config
 from compat.corpus import write_case
 from compat.errors import UsageError
-from compat.followup.bisection import bisect, releases
+from compat.followup.bisection import bisect
 from compat.followup.repro import FAILING, parse_pins, repro_cell, write_script
+from compat.index import releases
 from compat.matrix import Cell, requirements, tag_of
 from compat.outcomes import CellState
 from compat.run import run_cell
