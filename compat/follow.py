@@ -3,7 +3,8 @@
 for this Python — the rule the default lists follow by hand — resolved when a plan is
 made, so tomorrow's release is in tomorrow's run. Each resolution is recorded in the
 state directory (`axes.json`) and in matrix.json; `--offline` plans from the recorded
-one, reproducing an earlier plan exactly."""
+one, reproducing an earlier plan exactly. And `--onnx …,weekly`: the newest onnx-weekly
+build, resolved the same way."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from packaging.version import Version
 
 from compat.config import Axis, Config
 from compat.errors import CompatError, UsageError
+from compat.index import releases
+from compat.matrix import parse_version_list
 from compat.versions import in_range
 
 RECORD = "axes.json"
@@ -37,8 +40,6 @@ def newest_per_minor(versions: list[str]) -> tuple[str, ...]:
 def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) -> Axis:
     key = f"{axis.package} {axis.follows}"
     if not offline:
-        from compat.index import releases
-
         try:
             found = [v for v in releases(axis.package) if in_range(v, axis.follows)]
         except CompatError as exc:
@@ -59,16 +60,43 @@ def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) 
 
 def follow(config: Config, state: Path, offline: bool = False) -> tuple[Config, dict[str, object]]:
     """The config with every range axis resolved, and what was resolved (for the run's
-    metadata); a config of lists comes back as it is."""
-    if not (config.onnx.follows or config.onnxruntime.follows):
-        return config, {}
-    path = state / RECORD
-    recorded: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
-    onnx, ort = (_resolve(a, recorded, offline) if a.follows and not a.versions else a
-                 for a in (config.onnx, config.onnxruntime))  # fmt: skip
-    if not offline:
-        state.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(recorded, indent=1, sort_keys=True))
+    metadata); a config of lists, or one resolved already, comes back as it is."""
+    onnx, ort = config.onnx, config.onnxruntime
+    if any(a.follows and not a.versions for a in (onnx, ort)):
+        path = state / RECORD
+        recorded: dict[str, dict[str, object]] = (
+            json.loads(path.read_text()) if path.exists() else {}
+        )
+        onnx, ort = (_resolve(a, recorded, offline) if a.follows and not a.versions else a
+                     for a in (onnx, ort))  # fmt: skip
+        if not offline:
+            state.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(recorded, indent=1, sort_keys=True))
     said: dict[str, object] = {a.package: {"range": a.follows, "versions": list(a.versions)}
                                for a in (onnx, ort) if a.follows}  # fmt: skip
     return replace(config, onnx=onnx, onnxruntime=ort), said
+
+
+#: `--onnx …,weekly`: the newest build of onnx's preview package, installed under its
+#: own name and shown with its real version.
+PREVIEWS = {"weekly": "onnx-weekly"}
+
+
+def previews(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The onnx axis of `--onnx`, each preview name resolved from the package index to
+    its newest release; returns (releases, {release: distribution} of the previews)."""
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    plain = ",".join(v for v in names if v not in PREVIEWS)
+    parse_version_list(plain or "0", "--onnx")  # junk is an error before the index is asked
+    dists: dict[str, str] = {}
+    versions = []
+    for name in names:
+        if name in PREVIEWS:
+            found = releases(PREVIEWS[name], pre=True)
+            if not found:
+                raise UsageError(f"--onnx {name}: {PREVIEWS[name]} has no wheel for this Python")
+            versions.append(found[-1])
+            dists[found[-1]] = PREVIEWS[name]
+        else:
+            versions.append(name)
+    return tuple(versions), dists

@@ -15,7 +15,7 @@ from compat.config import Config
 from compat.corpus import Corpus, discover_cases, select_cases
 from compat.dropin import load_dropins, slug
 from compat.errors import UsageError
-from compat.follow import follow
+from compat.follow import follow, previews
 from compat.followup.repro import repro_command
 from compat.known import attach
 from compat.matrix import (
@@ -49,8 +49,13 @@ def globs(text: str | None) -> tuple[str, ...]:
 def follow_axes(args: argparse.Namespace, config: Config) -> tuple[Config, dict[str, object]]:
     """The config with its range axes resolved from the package index (compat/follow.py),
     or from the state directory's record with --offline; and what was resolved."""
-    state = getattr(args, "state_dir", None) or args.config.resolve().parent / ".compat"
-    return follow(config, Path(state).resolve(), getattr(args, "offline", False))
+    return follow(config, state_dir(args), getattr(args, "offline", False))
+
+
+def state_dir(args: argparse.Namespace) -> Path:
+    """`--state-dir`, else `.compat/` beside the config (commands without the option too)."""
+    given = getattr(args, "state_dir", None)
+    return Path(given or args.config.resolve().parent / ".compat").resolve()
 
 
 def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
@@ -98,33 +103,6 @@ def installed_project(args: argparse.Namespace, config: Config) -> Path | None:
     except (OSError, ValueError):
         return None
     return root if "project" in data else None
-
-
-#: `--onnx …,weekly`: the newest build of onnx's preview package, installed under its
-#: own name and shown with its real version.
-PREVIEWS = {"weekly": "onnx-weekly"}
-
-
-def previews(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The onnx axis of `--onnx`, each preview name resolved from the package index to
-    its newest release; returns (releases, {release: distribution} of the previews)."""
-    names = [v.strip() for v in text.split(",") if v.strip()]
-    plain = ",".join(v for v in names if v not in PREVIEWS)
-    parse_version_list(plain or "0", "--onnx")  # junk is an error before the index is asked
-    dists: dict[str, str] = {}
-    versions = []
-    for name in names:
-        if name in PREVIEWS:
-            from compat.index import releases
-
-            found = releases(PREVIEWS[name], pre=True)
-            if not found:
-                raise UsageError(f"--onnx {name}: {PREVIEWS[name]} has no wheel for this Python")
-            versions.append(found[-1])
-            dists[found[-1]] = PREVIEWS[name]
-        else:
-            versions.append(name)
-    return tuple(versions), dists
 
 
 def default_corpus(config: Path) -> Path:
@@ -224,7 +202,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 def settings_of(args: argparse.Namespace, config: Config) -> Settings:
     check_options(args)
-    state = (args.state_dir or args.config.resolve().parent / ".compat").resolve()
+    state = state_dir(args)
     return Settings(
         envs_dir=state / "envs",
         work_dir=state / "work",

@@ -278,7 +278,7 @@ def test_the_resolver_s_reason_reads_in_one_line_naming_the_cell_s_pin() -> None
 
 
 def test_a_preview_name_beside_junk_is_an_error_before_the_index_is_asked() -> None:
-    from compat.steps import previews
+    from compat.follow import previews
 
     with pytest.raises(UsageError, match="'newest' is not a version"):
         previews("weekly,newest")
