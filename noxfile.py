@@ -83,6 +83,12 @@ def bisect(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def triage(session: nox.Session) -> None:
+    """A failing model to an upstream report: `nox -s triage -- MODEL.onnx [--inputs NPZ]`."""
+    run_compat(session, "triage", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def merge(session: nox.Session) -> None:
     """Combine shard reports: `nox -s merge -- shard1/ shard2/ [--out reports]`."""
     run_compat(session, "merge", *session.posargs)

@@ -3,7 +3,8 @@
 Subcommands: `matrix` runs the matrix; `scoreboard` the backend suite; `plan` prints the
 plan for a CI job matrix;
 `merge` combines shard reports; `repro` rebuilds one cell under exact pins;
-`bisect` finds the first release where an outcome changes; `annotations` checks one
+`bisect` finds the first release where an outcome changes; `triage` takes a failing
+model to an upstream report; `annotations` checks one
 model's shape annotations. This module only parses and dispatches: the commands live
 in compat/commands.py and compat/followup/commands.py.
 """
@@ -145,6 +146,7 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from compat import commands as host
     from compat.followup.commands import cmd_bisect, cmd_repro
+    from compat.followup.triage import cmd_triage
     from compat.followup.variants import cmd_variants
 
     parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__)
@@ -249,6 +251,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(bisect_)
     bisect_.set_defaults(func=cmd_bisect)
 
+    triage = commands.add_parser(
+        "triage",
+        help="a failing model: where, since when, a minimal model, a workaround, a report",
+    )
+    triage.add_argument("model", type=Path, help="the .onnx file")
+    triage.add_argument(
+        "--inputs",
+        type=Path,
+        metavar="NPZ",
+        help="its inputs (default: MODEL.npz beside it, else generated from the annotations)",
+    )
+    triage.add_argument("--check", help="triage this check only (default: every check)")
+    _add_config(triage)
+    _add_axes(triage)
+    _add_run(triage)
+    triage.set_defaults(func=cmd_triage, out=None, reruns=1, cross=False)
     annotations = commands.add_parser(
         "annotations",
         add_help=False,

@@ -155,6 +155,39 @@ def folder_known(directory: Path) -> list[KnownEntry]:
     return known_tables(table.get("known", []), "known", path)
 
 
+def model_case(
+    case_id: str, description: str, model: onnx.ModelProto, runs: list[dict[str, np.ndarray]]
+) -> Case:
+    """A model nobody wrote an oracle for, as a case: the checks that need none,
+    onnxruntime with optimizations off as the reference, one run per feeds dict."""
+    return Case(
+        id=case_id,
+        description=description,
+        model=model,
+        inputs=runs[0],
+        extra_runs=tuple(runs[1:]),
+        builtin_checks=CHECKS,
+        oracle="onnxruntime",
+        rtol=1e-4,
+        atol=1e-5,
+    )
+
+
+def model_runs(
+    path: Path, model: onnx.ModelProto, given: Path | None = None
+) -> list[dict[str, np.ndarray]]:
+    """The inputs of each run of one model: `given` (an .npz), else MODEL.npz,
+    MODEL.1.npz … beside it, else generated from the input annotations; each checked
+    against the model's declared inputs."""
+    if given is not None and not given.is_file():
+        raise ConfigError(f"--inputs {given}: no such file; give the .npz of the model's inputs")
+    runs = [given] if given is not None else run_files(path, [path])
+    feeds = [load_npz(npz) for npz in runs]
+    for npz, run in zip(runs, feeds, strict=True):
+        check_feeds(model, run, npz)
+    return feeds or [_generated(model, path)]
+
+
 def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
     """(family id, description, cases) for one drop-in directory."""
     if not directory.is_dir():
@@ -179,19 +212,7 @@ def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
             )
         files[case_id] = path
         given = ", ".join(n.name for n in runs) or "generated inputs"
-        cases.append(
-            Case(
-                id=case_id,
-                description=f"drop-in {path.name} with {given}",
-                model=model,
-                inputs=feeds[0],
-                extra_runs=tuple(feeds[1:]),
-                builtin_checks=CHECKS,
-                oracle="onnxruntime",
-                rtol=1e-4,
-                atol=1e-5,
-            )
-        )
+        cases.append(model_case(case_id, f"drop-in {path.name} with {given}", model, feeds))
     if not cases:
         raise ConfigError(f"{directory}: no *.onnx models in this drop-in directory")
     claimed = {npz for path in models for npz in run_files(path, models)}

@@ -110,6 +110,21 @@ def parse_version_list(text: str, flag: str) -> tuple[str, ...]:
     return versions
 
 
+def make_cell(
+    config: Config,
+    onnx: str,
+    ort: str,
+    pins: tuple[tuple[str, str], ...] = (),
+    fixed: tuple[str, ...] = (),
+    onnx_dist: str = "onnx",
+) -> Cell:
+    """The cell of these releases, with the config's constraints and indexes and the
+    `fixed` requirements every cell of the run installs."""
+    indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
+    reqs = requirements(onnx, ort, config.constraints, pins, fixed + indexes, onnx_dist)
+    return Cell(onnx, ort, reqs, tag_of(fixed), pins, onnx_dist)
+
+
 def expand(
     config: Config,
     onnx: tuple[str, ...] | None = None,
@@ -125,23 +140,10 @@ def expand(
     ort_versions = ort or config.onnxruntime.versions
     axes = config.axes if extra is None else extra
     choices = list(itertools.product(*[[(n, v) for v in vs] for n, vs in axes]))
-    tag = tag_of(fixed)
-
-    indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
 
     def cells_of(o: str, r: str) -> tuple[Cell, ...]:
         dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
-        return tuple(
-            Cell(
-                o,
-                r,
-                requirements(o, r, config.constraints, pins, fixed + indexes, dist),
-                tag,
-                pins,
-                dist,
-            )
-            for pins in choices
-        )
+        return tuple(make_cell(config, o, r, pins, fixed, dist) for pins in choices)
 
     if cross:
         cells = tuple(c for o in onnx_versions for r in ort_versions for c in cells_of(o, r))

@@ -68,7 +68,7 @@ class ResultsFile:
         return [json.loads(line) for line in data.splitlines() if line.strip()]
 
 
-def _describe_exit(returncode: int) -> str:
+def describe_exit(returncode: int) -> str:
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -78,7 +78,7 @@ def _describe_exit(returncode: int) -> str:
     return f"worker exited with code {returncode} before finishing the check"
 
 
-def _log_tail(log: Path, start: int) -> str:
+def log_tail(log: Path, start: int) -> str:
     """The worker's last words since `start`: faulthandler's verdict, else the last line."""
     with log.open("rb") as f:
         f.seek(start)
@@ -88,7 +88,7 @@ def _log_tail(log: Path, start: int) -> str:
     return (fatal or lines or [""])[-1][:500]
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     """Kills the worker and anything it started (it leads its own process group)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
@@ -146,7 +146,7 @@ def run_worker(
                 seen, last_progress = results.count, time.monotonic()
             elif time.monotonic() - last_progress > timeout:
                 timed_out = True
-                _stop(process)
+                stop(process)
                 break
         results.drop_partial_line()
         if results.count >= len(tasks):
@@ -155,8 +155,8 @@ def run_worker(
         if timed_out:
             outcome, detail = "timeout", f"ran past the {timeout:g} s timeout; worker killed"
         else:
-            outcome, detail = "crash", _describe_exit(process.returncode)
-            tail = _log_tail(log, log_start)
+            outcome, detail = "crash", describe_exit(process.returncode)
+            tail = log_tail(log, log_start)
             if tail:
                 detail += f": {tail}"
         results.append(

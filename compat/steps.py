@@ -68,17 +68,20 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     ort = parse_version_list(args.ort, "--ort") if args.ort else None
     given = dict(parse_axis(text) for text in getattr(args, "pkg", []))
     extra = tuple({**dict(config.axes), **given}.items())
-    fixed = tuple(parse_pin(text) for text in getattr(args, "with_", []))
-    project = installed_project(args, config)
-    if project:
-        fixed += (f"-e {project}",)
-    plan = expand(config, onnx, ort, args.cross, extra, fixed, dists)
+    plan = expand(config, onnx, ort, args.cross, extra, fixed_requirements(args, config), dists)
     whole = select_cells(plan, globs(args.cells))
     if getattr(args, "axis", None):
         whole = select_axis(whole, args.axis)
     if args.shard:
         return whole, select_shard(whole, *parse_shard(args.shard))
     return whole, whole
+
+
+def fixed_requirements(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
+    """What every cell installs besides its axes: `--with` pins, then the project."""
+    fixed = tuple(parse_pin(text) for text in getattr(args, "with_", []))
+    project = installed_project(args, config)
+    return fixed + ((f"-e {project}",) if project else ())
 
 
 def installed_project(args: argparse.Namespace, config: Config) -> Path | None:

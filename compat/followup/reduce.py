@@ -2,11 +2,13 @@
 over its nodes), the first piece of `nox -s triage`.
 
 A candidate keeps a subset of the top-level nodes: its inputs are the values those
-nodes consume and do not produce, fed with the real intermediate tensors the whole
-model computes on the user's inputs (on a runtime that runs it), its outputs the values
-they produce that no kept node consumes. Unused initializers go, the opsets and
-functions stay. `fails(model, feeds)` says whether a candidate still shows the same
+nodes consume and do not produce (outer-scope values their subgraph bodies read
+included), fed with the real intermediate tensors the whole model computes on the
+user's inputs (on a runtime that runs it), its outputs the values they produce that
+no kept node consumes. Unused initializers, value_info, local functions and opset
+imports go. `fails(model, feeds)` says whether a candidate still shows the same
 failure; the caller decides what "the same" is (check, outcome, error class, message).
+Nodes inside subgraph bodies are kept whole with the node that holds them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from onnx import helper
 
 Feeds = dict[str, Any]
 Predicate = Callable[[onnx.ModelProto, Feeds], bool]
+#: told the number of nodes kept and the candidates tried so far, as the model shrinks
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -31,16 +35,84 @@ class Reduced:
 
 
 def intermediates(model: onnx.ModelProto, feeds: Feeds) -> Feeds:
-    """Every top-level value the model computes on `feeds` (onnx's reference evaluator,
-    which runs models a failing runtime cannot), inputs and initializers included."""
-    from onnx.reference import ReferenceEvaluator
-
+    """Every top-level value the model computes on `feeds`, inputs and initializers
+    included: onnx's reference evaluator (it runs models a failing runtime cannot), else
+    onnxruntime with optimizations off and every value made an output."""
     names = [o for n in model.graph.node for o in n.output if o]
-    evaluator = ReferenceEvaluator(model)
-    values = dict(zip(names, evaluator.run(names, feeds), strict=True))
+    try:
+        from onnx.reference import ReferenceEvaluator
+
+        values = dict(zip(names, ReferenceEvaluator(model).run(names, feeds), strict=True))
+    except Exception as reference_failed:
+        try:
+            values = _ort_values(model, names, feeds)
+        except Exception as ort_failed:
+            raise ValueError(
+                "cannot compute the intermediate values to cut the model at: onnx's "
+                f"reference evaluator: {reference_failed}; onnxruntime: {ort_failed}"
+            ) from None
     for tensor in model.graph.initializer:
         values[tensor.name] = onnx.numpy_helper.to_array(tensor)
     return {**values, **feeds}
+
+
+def _ort_values(model: onnx.ModelProto, names: list[str], feeds: Feeds) -> Feeds:
+    import onnxruntime as ort
+
+    every = onnx.ModelProto()
+    every.CopyFrom(model)
+    declared = {o.name for o in every.graph.output}
+    every.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(
+        every.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    outputs = [o.name for o in session.get_outputs()]
+    return dict(zip(outputs, session.run(outputs, feeds), strict=True))
+
+
+def outer_names(node: onnx.NodeProto) -> list[str]:
+    """The values a node reads: its inputs, and the outer-scope values its subgraph
+    bodies (If, Loop, Scan) read without defining them."""
+    names = [i for i in node.input if i]
+    for attribute in node.attribute:
+        graphs = [attribute.g] if attribute.HasField("g") else list(attribute.graphs)
+        for graph in graphs:
+            defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+            for inner in graph.node:
+                names += [n for n in outer_names(inner) if n not in defined]
+                defined.update(o for o in inner.output if o)
+    return list(dict.fromkeys(names))
+
+
+def _functions_used(model: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> list[Any]:
+    """The local functions the nodes call, directly or through other functions."""
+    by_key = {(f.domain, f.name): f for f in model.functions}
+    used: dict[tuple[str, str], Any] = {}
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        for attribute in node.attribute:  # bodies call functions too
+            for graph in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                pending.extend(graph.node)
+        key = (node.domain, node.op_type)
+        if key in by_key and key not in used:
+            used[key] = by_key[key]
+            pending.extend(by_key[key].node)
+    return [f for f in model.functions if (f.domain, f.name) in used]
+
+
+def _domains(nodes: list[onnx.NodeProto], functions: list[Any]) -> set[str]:
+    found = set()
+    pending = [*nodes, *(n for f in functions for n in f.node)]
+    while pending:
+        node = pending.pop()
+        found.add(node.domain)
+        for attribute in node.attribute:
+            for graph in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                pending.extend(graph.node)
+    return found
 
 
 def _value_info(name: str, value: Any) -> onnx.ValueInfoProto:
@@ -56,11 +128,11 @@ def candidate(
     value it needs was never computed (a subgraph's own value, say)."""
     nodes = [model.graph.node[i] for i in keep]
     produced = {o for n in nodes for o in n.output if o}
-    consumed = [i for n in nodes for i in n.input if i]
+    consumed = [i for n in nodes for i in outer_names(n)]
     needed = list(dict.fromkeys(i for i in consumed if i not in produced))
     if any(name not in values for name in needed):
         return None
-    later = {i for n in nodes for i in n.input}
+    later = set(consumed)
     originals = {o.name for o in model.graph.output}
     outputs = [o for n in nodes for o in n.output if o and (o not in later or o in originals)]
     if not outputs:
@@ -77,18 +149,29 @@ def candidate(
         ],
         [initializers[name] for name in needed if name in initializers],
     )
-    reduced = helper.make_model(graph, opset_imports=list(model.opset_import))
+    functions = _functions_used(model, nodes)
+    domains = _domains(nodes, functions) | {f.domain for f in functions}
+    domains = {"ai.onnx" if d == "" else d for d in domains} | {"ai.onnx"}
+    opsets = [o for o in model.opset_import if (o.domain or "ai.onnx") in domains]
+    reduced = helper.make_model(graph, opset_imports=opsets)
     reduced.ir_version = model.ir_version
-    reduced.functions.extend(model.functions)
+    reduced.functions.extend(functions)
     return reduced, feeds
 
 
-def reduce(model: onnx.ModelProto, feeds: Feeds, fails: Predicate) -> Reduced:
+def reduce(
+    model: onnx.ModelProto,
+    feeds: Feeds,
+    fails: Predicate,
+    progress: Progress = lambda nodes, tried: None,
+    values: Feeds | None = None,
+) -> Reduced:
     """ddmin over the top-level nodes: drop chunks while the failure persists, halving
-    the chunk size down to single nodes; the original must fail."""
+    the chunk size down to single nodes; the original must fail. `values`: the model's
+    intermediate values when the caller has them (else computed here)."""
     if not fails(model, feeds):
         raise ValueError("the model does not fail this way: nothing to reduce")
-    values = intermediates(model, feeds)
+    values = values if values is not None else intermediates(model, feeds)
     keep = list(range(len(model.graph.node)))
     best = (model, feeds)
     tried = 0
@@ -103,6 +186,7 @@ def reduce(model: onnx.ModelProto, feeds: Feeds, fails: Predicate) -> Reduced:
             tried += 1
             if built is not None and fails(*built):
                 keep, best, removed = trial, built, True
+                progress(len(keep), tried)
                 break
         if removed:
             chunk = min(chunk, max(1, len(keep) // 2))

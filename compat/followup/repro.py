@@ -118,10 +118,13 @@ def _b64(data: bytes) -> str:
     return "\n".join(text[i : i + 100] for i in range(0, len(text), 100))
 
 
-def write_script(result: CheckResult, cell: CellRecord, files: CaseFiles, out: Path) -> Path:
-    """A repro folder: requirements.txt with the exact pins and a repro.py that needs
-    nothing else — the model, its arrays and the worker's code travel inside it."""
-    folder = out / cell.id / f"{result.case}.{result.check}"
+def write_script(
+    result: CheckResult, cell: CellRecord, files: CaseFiles, out: Path, folder: Path | None = None
+) -> Path:
+    """A repro folder (`out/CELL/CASE.CHECK/`, or `folder`): requirements.txt with the
+    exact pins and a repro.py that needs nothing else — the model, its arrays and the
+    worker's code travel inside it."""
+    folder = folder or out / cell.id / f"{result.case}.{result.check}"
     folder.mkdir(parents=True, exist_ok=True)
     pins = [f"{name}=={version}" for name, version in sorted(cell.packages.items())]
     (folder / "requirements.txt").write_text("\n".join(pins) + "\n")

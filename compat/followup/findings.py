@@ -1,0 +1,128 @@
+"""What triage looks for in a model's matrix run: the checks whose outcome changes
+between the releases of an axis, or that fail on all of them (findings), and what
+"failing the same way" means (a result's signature).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compat.matrix import Cell, Plan
+from compat.outcomes import CheckResult, Outcome
+
+#: Outcomes that mean "the bug is there" and "it is not"; the rest (skip, flaky) are no
+#: observation of either.
+BAD = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XFAIL})
+GOOD = frozenset({Outcome.PASS, Outcome.XPASS})
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_PATH = re.compile(r"(?:[A-Za-z]:)?[\w.\-]*(?:/[\w.\-]+)+(?::\d+)?")
+_NUMBER = re.compile(r"\b0x[0-9a-fA-F]+\b|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def state(outcome: Outcome | str) -> str | None:
+    """ "bad", "good", or None (skipped, flaky: nothing observed either way)."""
+    outcome = Outcome(outcome)
+    return "bad" if outcome in BAD else "good" if outcome in GOOD else None
+
+
+def signature(check: str, outcome: str, phase: str, detail: str) -> str:
+    """The failure as a comparable line: check, outcome, phase, the error class and the
+    message with names, paths and numbers blanked ('…', PATH, N). Two candidate models
+    fail "the same way" when their signatures are equal."""
+    text = detail.splitlines()[0] if detail else ""
+    text = _QUOTED.sub("'…'", text)
+    text = _PATH.sub("PATH", text)
+    text = _NUMBER.sub("N", text)
+    text = " ".join(text.split())[:300]
+    where = f"{outcome}@{phase}" if phase else outcome
+    return f"{check} {where}: {text}"
+
+
+def signature_of(result: CheckResult | dict[str, Any]) -> str:
+    if isinstance(result, CheckResult):
+        return signature(result.check, result.outcome.value, result.phase, result.detail)
+    return signature(result["check"], result["outcome"], result["phase"], result["detail"])
+
+
+@dataclass
+class Finding:
+    """One check whose outcome changes between two neighbouring releases of an axis
+    (kind "fixed": bad then good; "regression": good then bad) or that fails on every
+    release of it ("always"). Bisection narrows the neighbours to the exact boundary."""
+
+    check: str
+    package: str  # the axis: "onnx" or "onnxruntime"
+    kind: str  # "fixed" | "regression" | "always"
+    bad_cell: Cell  # a failing cell: the matrix neighbour, then the bisected boundary
+    good_cell: Cell | None  # the passing cell beside it (None: always)
+    result: CheckResult  # the failing result it starts from
+    states: dict[str, str] = field(default_factory=dict)  # release -> bad/good/- on the axis
+    last_bad: str = ""
+    first_good: str = ""
+    last_good: str = ""
+    first_bad: str = ""
+    tested: dict[str, str] = field(default_factory=dict)  # bisection: release -> state
+
+    @property
+    def signature(self) -> str:
+        return signature_of(self.result)
+
+    def boundary(self) -> str:
+        if self.kind == "fixed":
+            return f"last bad {self.last_bad}, first good {self.first_good}"
+        if self.kind == "regression":
+            return f"last good {self.last_good}, first bad {self.first_bad}"
+        return f"fails on every {self.package} release tried ({', '.join(self.states)})"
+
+    def title(self) -> str:
+        what = {"fixed": "fixed in", "regression": "broken in", "always": "fails on"}[self.kind]
+        where = {"fixed": self.first_good, "regression": self.first_bad,
+                 "always": self.last_bad}[self.kind]  # fmt: skip
+        return f"{self.check} · {self.package}: {what} {self.package} {where}"
+
+
+def findings_of(plan: Plan, results: list[CheckResult], checks: Mapping[str, str]) -> list[Finding]:
+    """The findings of one case's results, per axis in plan order. `checks` maps each
+    check to the package it exercises ("both": either axis may show it)."""
+    by_key = {(r.cell, r.check): r for r in results}
+    found: list[Finding] = []
+    for check, package in checks.items():
+        axes = [a for a in ("onnx", "onnxruntime") if package in (a, "both") and a in plan.axes]
+        always_seen = False
+        for axis in axes:
+            cells = list(plan.axes[axis])
+            observed = [
+                (cell, by_key[cell.id, check]) for cell in cells
+                if (cell.id, check) in by_key and state(by_key[cell.id, check].outcome)
+            ]  # fmt: skip
+            states = {
+                c.version(axis): state(by_key[c.id, check].outcome) or "-"
+                for c in cells if (c.id, check) in by_key
+            }  # fmt: skip
+            if not observed:
+                continue
+            kinds = [state(r.outcome) for _, r in observed]
+            if all(k == "bad" for k in kinds):
+                if not always_seen:  # one "always" per check, on its first axis
+                    cell, result = observed[-1]
+                    found.append(Finding(check, axis, "always", cell, None, result, states,
+                                         last_bad=cell.version(axis)))  # fmt: skip
+                    always_seen = True
+                continue
+            for (cell, result), (nxt, later) in itertools.pairwise(observed):
+                was, now = state(result.outcome), state(later.outcome)
+                if was == now:
+                    continue
+                if was == "bad":
+                    finding = Finding(check, axis, "fixed", cell, nxt, result, states)
+                    finding.last_bad, finding.first_good = cell.version(axis), nxt.version(axis)
+                else:
+                    finding = Finding(check, axis, "regression", nxt, cell, later, states)
+                    finding.last_good, finding.first_bad = cell.version(axis), nxt.version(axis)
+                found.append(finding)
+    return found

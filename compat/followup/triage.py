@@ -1,0 +1,410 @@
+"""`nox -s triage -- MODEL.onnx`: from a failing model to an upstream report.
+
+The phases, each a function of the one before:
+1. where: the model as a case across the matrix; every check whose outcome changes
+   between neighbouring releases of an axis, or fails on all of them, is a finding
+   (compat/followup/findings.py);
+2. since when: each changing finding bisected over the releases on the index between
+   those neighbours, to the exact boundary;
+3. minimal model: the graph reduced (compat/followup/reduce.py) while it still fails
+   the same way on the failing release and passes on the passing one, every candidate
+   evaluated by one long-lived worker per release (compat/served.py);
+4. workaround: every rewrite of the catalogue (compat/rewrites.py) applied to the
+   original and the minimal model, run on the axis: the spellings under which the
+   failing releases pass and no passing release fails, and those that break one;
+5. report: compat/render/triage.py writes report.md, minimal.onnx/.npz, repro.py and
+   triage.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from compat.case import Case
+from compat.config import Config, load_config
+from compat.corpus import CaseFiles, Corpus, write_case
+from compat.dropin import load_model, model_case, model_runs, slug
+from compat.envs import Environment, existing_env
+from compat.errors import CompatError, UsageError
+from compat.followup.bisection import bisect
+from compat.followup.findings import Finding, findings_of, signature_of, state
+from compat.followup.reduce import Reduced, intermediates, reduce
+from compat.index import releases
+from compat.matrix import Cell, Plan, make_cell
+from compat.outcomes import CellRecord, CellState, CheckResult
+from compat.progress import Progress
+from compat.report import Report
+from compat.rewrites import BY_NAME as REWRITES
+from compat.rewrites import CATALOGUE, mutated
+from compat.run import Settings, run_cell, run_matrix
+from compat.served import ServedWorker
+from compat.steps import fixed_requirements, follow_axes, resolve_plan, settings_of
+from compat.versions import version_key
+
+FAMILY = "triage"
+
+
+@dataclass
+class Spelling:
+    """One rewrite of the original or the minimal model, run on the finding's axis."""
+
+    rewrite: str
+    description: str
+    model: str  # "original" | "minimal"
+    states: dict[str, str]  # release -> bad/good/-
+    fixes: bool  # every failing release passes, no passing release fails
+    breaks: list[str]  # releases that passed and fail under it
+    new_failures: list[str] = field(default_factory=list)  # other checks it breaks (check@cell)
+
+    @property
+    def passes_everywhere(self) -> bool:
+        return all(s == "good" for s in self.states.values()) and not self.new_failures
+
+
+@dataclass
+class Minimal:
+    model: onnx.ModelProto
+    feeds: dict[str, np.ndarray]
+    tried: int
+    bad: CheckResult  # the minimal model's result on the failing release
+    good: CheckResult | None  # and on the passing one
+    bad_record: CellRecord  # the failing cell's
+    good_record: CellRecord | None  # the passing cell's
+    files: CaseFiles
+
+
+@dataclass
+class Triaged:
+    """Everything the report says about one finding."""
+
+    finding: Finding
+    original_nodes: int
+    minimal: Minimal | None = None
+    minimal_note: str = ""  # why there is no minimal model
+    spellings: list[Spelling] = field(default_factory=list)
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def only_check(case: Case, check: str, case_id: str | None = None) -> Case:
+    return replace(case, id=case_id or case.id, builtin_checks=(check,), custom_checks=())
+
+
+def _on(cells: list[Cell], case: Case, settings: Settings, check: str) -> dict[str, CheckResult]:
+    """One check of one case in each cell (cells built when missing): cell id -> result."""
+    files = write_case(case, settings.work_dir / "cases", keyed=True)
+    found = {}
+    for cell in cells:
+        run = run_cell(cell, [files], settings)
+        if run.record.state is CellState.READY:
+            found[cell.id] = next(r for r in run.results if r.check == check)
+    return found
+
+
+# -- 2. since when --------------------------------------------------------------------------
+
+
+def since_when(
+    finding: Finding, case: Case, config: Config, fixed: tuple[str, ...], settings: Settings
+) -> None:
+    """Narrows a changing finding to the exact releases around its boundary: every
+    release on the index between the two matrix neighbours, bisected."""
+    if finding.kind == "always" or finding.good_cell is None:
+        return
+    package, bad, good = finding.package, finding.bad_cell, finding.good_cell
+    lo, hi = sorted((bad.version(package), good.version(package)), key=version_key)
+    try:
+        available = releases(package)
+    except CompatError as exc:
+        say(
+            f"  cannot list {package} releases ({exc}): the boundary stays between "
+            f"the matrix releases {lo} and {hi}"
+        )
+        return
+    between = [v for v in available if version_key(lo) <= version_key(v) <= version_key(hi)]
+    if len(between) <= 2:
+        say(f"  {lo} and {hi} are neighbours on the index: nothing to bisect")
+        return
+    say(f"  bisecting {len(between) - 2} {package} releases between {lo} and {hi}")
+    single = only_check(case, finding.check)
+    cells: dict[str, Cell] = {}
+
+    def probe(version: str) -> str | None:
+        onnx_v, ort_v = (version, bad.onnxruntime) if package == "onnx" else (bad.onnx, version)
+        cell = cells[version] = make_cell(config, onnx_v, ort_v, bad.pins, fixed)
+        got = _on([cell], single, settings, finding.check).get(cell.id)
+        if got is None:
+            say(f"    {package} {version}: cannot be installed here, skipped")
+            return None
+        seen = state(got.outcome)
+        same = seen == "bad" and signature_of(got) == finding.signature
+        how = "fails the same way" if same else "fails another way" if seen == "bad" else seen
+        say(f"    {package} {version}: {got.outcome.value}, {how or 'nothing observed'}")
+        finding.tested[version] = seen or "-"
+        return None if seen is None else {"bad": "fail", "good": "pass"}[seen]
+
+    try:
+        found = bisect(between, probe)
+    except UsageError as exc:  # both ends the same now: the matrix run was nondeterministic
+        say(f"    {exc}; the boundary stays between the matrix releases")
+        return
+    last, first = cells[found.last], cells[found.first]
+    if finding.kind == "fixed":
+        finding.last_bad, finding.first_good = found.last, found.first
+        finding.bad_cell, finding.good_cell = last, first
+    else:
+        finding.last_good, finding.first_bad = found.last, found.first
+        finding.good_cell, finding.bad_cell = last, first
+    say(f"  {finding.boundary()} ({len(found.tested)} releases tested)")
+
+
+# -- 3. minimal model -----------------------------------------------------------------------
+
+
+def _env(cell: Cell, settings: Settings) -> Environment:
+    env = existing_env(cell, settings.envs_dir, settings.python)
+    if env is None:  # built by the matrix or the bisection; never missing in practice
+        raise CompatError(f"{cell.id}: its environment is gone; run triage again")
+    return env
+
+
+def minimal_model(
+    finding: Finding, case: Case, values: dict[str, Any], settings: Settings, work: Path
+) -> Minimal:
+    """The smallest model that fails like the finding on its failing release and, when
+    a release passes, passes there: candidates run in one served worker per release."""
+    check, good_cell = finding.check, finding.good_cell
+    bad_env = _env(finding.bad_cell, settings)
+    good_env = _env(good_cell, settings) if good_cell else None
+    counter = itertools.count()
+    last: dict[str, Any] = {}
+    with (
+        ServedWorker(bad_env, work / "bad", settings.timeout) as bad,
+        ServedWorker(good_env, work / "good", settings.timeout) if good_env else _Nothing() as good,
+    ):
+
+        def fails(model: onnx.ModelProto, feeds: dict[str, Any]) -> bool:
+            candidate = only_check(replace(case, model=model, inputs=feeds, extra_runs=()), check)
+            files = write_case(candidate, work / "candidates" / str(next(counter)))
+            got = bad.run(candidate.id, check, files.directory)
+            if state(got["outcome"]) != "bad" or signature_of(got) != finding.signature:
+                return False
+            passed = good.run(candidate.id, check, files.directory) if good else None
+            if good and state(passed["outcome"]) != "good":  # type: ignore[index]
+                return False
+            last.update(bad=got, good=passed, files=files)
+            return True
+
+        shown = [len(case.model.graph.node)]
+        say(
+            f"  reducing {shown[0]} nodes on {finding.bad_cell.id}"
+            + (f", keeping it passing on {good_cell.id}" if good_cell else "")
+        )
+
+        def progress(nodes: int, tried: int) -> None:
+            if nodes <= shown[-1] * 3 // 4 or nodes <= 3:
+                shown.append(nodes)
+                say(f"    {nodes} nodes ({tried} candidates)")
+
+        reduced: Reduced = reduce(case.model, case.inputs, fails, progress, values)
+        if not last:  # the original itself was the smallest: evaluate it for the record
+            fails(reduced.model, reduced.feeds)
+    bad_result = CheckResult.from_dict({**last["bad"], "cell": finding.bad_cell.id})
+    good_result = (
+        CheckResult.from_dict({**last["good"], "cell": good_cell.id})
+        if good_cell and last["good"]
+        else None
+    )
+    say(
+        f"  minimal: {len(reduced.model.graph.node)} nodes "
+        f"({', '.join(n.op_type for n in reduced.model.graph.node)}), "
+        f"{reduced.tried} candidates, {bad.started + (good.started if good else 0)} workers"
+    )
+    return Minimal(
+        reduced.model,
+        reduced.feeds,
+        reduced.tried,
+        bad_result,
+        good_result,
+        bad_env.record,
+        good_env.record if good_env else None,
+        last["files"],
+    )
+
+
+class _Nothing:
+    """No worker: a finding with no passing release reduces against the failing one."""
+
+    started = 0
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+# -- 4. workaround --------------------------------------------------------------------------
+
+
+def spellings(
+    triaged: Triaged, case: Case, plan: Plan, settings: Settings, first: Report
+) -> list[Spelling]:
+    """Every rewrite of the original and the minimal model, the finding's check run on
+    its axis (the matrix's releases and the bisected boundary): which fix it, which
+    break a passing release. A fix of the original also runs every other check on the
+    whole plan: a workaround should not trade one failure for another."""
+    finding = triaged.finding
+    check, package = finding.check, finding.package
+    cells = list(
+        dict.fromkeys(
+            [
+                *plan.axes.get(package, ()),
+                finding.bad_cell,
+                *([finding.good_cell] if finding.good_cell else []),
+            ]
+        )
+    )
+    cells.sort(key=lambda c: version_key(c.version(package)))
+    bases = {"original": only_check(case, check, f"{FAMILY}.original")}
+    if triaged.minimal is not None:
+        minimal = triaged.minimal
+        bases["minimal"] = only_check(
+            replace(case, model=minimal.model, inputs=minimal.feeds, extra_runs=()),
+            check,
+            f"{FAMILY}.minimal",
+        )
+    cases = [*bases.values(), *(v for base in bases.values() for v in mutated(base, CATALOGUE))]
+    say(f"  {len(cases) - len(bases)} spellings × {len(cells)} releases of {package}")
+    axis_plan = Plan(tuple(cells), {package: tuple(cells)}, cross=False)
+    report = run_matrix(
+        axis_plan, Corpus(cases, {FAMILY: "triage"}), settings, Progress(len(cells), live=False)
+    )
+    by_case: dict[str, dict[str, str]] = {}
+    versions = {c.id: c.version(package) for c in cells}
+    for result in report.results:
+        by_case.setdefault(result.case, {})[versions[result.cell]] = state(result.outcome) or "-"
+    found = []
+    for name, base in bases.items():
+        before = by_case.get(base.id, {})
+        for variant in (c for c in cases if c.id.startswith(base.id + "~")):
+            after = by_case.get(variant.id, {})
+            failing = [v for v, s in before.items() if s == "bad"]
+            breaks = [v for v, s in before.items() if s == "good" and after.get(v) == "bad"]
+            fixes = bool(failing) and all(after.get(v) == "good" for v in failing) and not breaks
+            rewrite = variant.id.split("~", 1)[1]
+            described = REWRITES[rewrite].description
+            found.append(Spelling(rewrite, described, name, after, fixes, breaks))
+    shipped = [s for s in found if s.model == "original" and s.fixes]
+    if shipped:
+        _other_checks(shipped, case, plan, settings, first)
+    return found
+
+
+def _other_checks(
+    fixes: list[Spelling], case: Case, plan: Plan, settings: Settings, first: Report
+) -> None:
+    """Every check of each fixing spelling of the original on the whole plan, against
+    the original's results there: what it newly breaks."""
+    variants = {v.id.split("~", 1)[1]: v for v in mutated(case, CATALOGUE)}
+    chosen = [variants[s.rewrite] for s in fixes if s.rewrite in variants]
+    report = run_matrix(
+        plan, Corpus(chosen, {FAMILY: "triage"}), settings, Progress(len(plan.cells), live=False)
+    )
+    before = {(r.cell, r.check): state(r.outcome) for r in first.results}
+    for spelling in fixes:
+        variant_id = f"{case.id}~{spelling.rewrite}"
+        spelling.new_failures = sorted(
+            f"{r.check}@{r.cell}"
+            for r in report.results
+            if r.case == variant_id
+            and state(r.outcome) == "bad"
+            and before.get((r.cell, r.check)) == "good"
+        )
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    from compat.render.triage import write_triage
+
+    started = time.monotonic()
+    config, _ = follow_axes(args, load_config(args.config))
+    path: Path = args.model
+    if not path.is_file():
+        raise UsageError(f"{path}: no such model file; give the .onnx file to triage")
+    model = load_model(path)
+    runs = model_runs(path, model, args.inputs)
+    case = model_case(f"{FAMILY}.{slug(path.stem)}", f"{path.name}, triaged", model, runs)
+    if args.check:
+        if args.check not in case.checks:
+            raise UsageError(
+                f"--check {args.check}: a model is checked by {', '.join(case.checks)}"
+            )
+        case = only_check(case, args.check)
+    if args.cross:
+        raise UsageError("--cross: triage compares the releases of each axis; drop --cross")
+    out: Path = args.out or Path("reports") / "triage" / slug(path.stem)
+    _, plan = resolve_plan(args, config)
+    settings = settings_of(args, config)
+    fixed = fixed_requirements(args, config)
+    settings.work_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="triage-", dir=settings.work_dir))
+    try:
+        settings = replace(settings, work_dir=work)
+        say(
+            f"1/5 where: {path} ({len(model.graph.node)} nodes) on {len(plan.cells)} cells, "
+            f"checks {', '.join(case.checks)}"
+        )
+        first = run_matrix(
+            plan, Corpus([case], {FAMILY: "triage"}), settings, Progress(len(plan.cells))
+        )
+        checks = {c: case.check_axis(c) for c in case.checks}
+        findings = findings_of(plan, list(first.results), checks)
+        for cell in first.broken_cells:
+            say(f"  {cell.id}: {cell.state.value}, not observed")
+        if not findings:
+            say("  no findings: every check behaves the same on every release tried")
+        for finding in findings:
+            say(f"  finding: {finding.title()}: {finding.result.summary[:150]}")
+        triaged = [Triaged(f, len(model.graph.node)) for f in findings]
+        values: dict[str, Any] | None = None
+        for number, item in enumerate(triaged, 1):
+            finding = item.finding
+            say(f"2/5 since when [{number}/{len(triaged)}] {finding.check} · {finding.package}")
+            since_when(finding, case, config, fixed, settings)
+            say(f"3/5 minimal model [{number}/{len(triaged)}]")
+            try:
+                values = values if values is not None else intermediates(model, case.inputs)
+                item.minimal = minimal_model(finding, case, values, settings, work / str(number))
+            except ValueError as exc:  # no intermediate values, or it fails differently alone
+                item.minimal_note = str(exc)
+                say(f"  no minimal model: {exc}")
+            say(f"4/5 workaround [{number}/{len(triaged)}]")
+            item.spellings = spellings(item, case, plan, settings, first)
+            shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
+            say(f"  fixes: {', '.join(shipped) or 'no rewrite of the original'}")
+        say("5/5 report")
+        written = write_triage(out, path, case, first, triaged)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for line in written:
+        say(f"  {line}")
+    say(
+        f"triaged in {time.monotonic() - started:.1f} s: {len(findings)} finding(s); "
+        f"{out / 'report.md'}"
+    )
+    return 0

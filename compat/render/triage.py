@@ -1,0 +1,232 @@
+"""Triage's output folder: report.md (every finding, ready to paste upstream), one
+folder per finding with its own report.md, minimal.onnx + minimal.npz, repro.py with
+requirements.txt (the failing release) and requirements-good.txt (the passing one),
+and triage.json, the same facts for programs."""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+import onnx.printer
+
+from compat.cell.checks import BY_NAME
+from compat.followup.repro import write_script
+
+if TYPE_CHECKING:
+    from compat.case import Case
+    from compat.followup.triage import Triaged
+    from compat.report import Report
+
+#: plain-Python versions of the checks, for the report: a maintainer runs these as is
+SNIPPETS = Path(__file__).parent.parent / "templates" / "triage"
+#: arrays with at most this many elements are printed in full
+SMALL = 24
+
+
+def folder_name(number: int, item: Triaged) -> str:
+    return f"{number}-{item.finding.check}-{item.finding.package}"
+
+
+def _array(name: str, value: np.ndarray) -> str:
+    text = f"`{name}`: {value.dtype} {list(value.shape)}"
+    if value.size <= SMALL:
+        text += " = `" + np.array2string(value, separator=", ").replace("\n", " ") + "`"
+    return text
+
+
+def _packages(record: Any) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(record.packages.items()))
+
+
+def _workarounds(item: Triaged) -> list[str]:
+    lines = []
+    for model in ("original", "minimal"):
+        fixes = [s for s in item.spellings if s.model == model and s.fixes]
+        for s in fixes:
+            extra = (
+                "; every other check holds on every cell"
+                if model == "original" and not s.new_failures
+                else f"; but it newly fails {', '.join(s.new_failures[:5])}"
+                if s.new_failures
+                else ""
+            )
+            lines.append(
+                f"- {model} model, `{s.rewrite}` ({s.description}): the failing "
+                f"releases pass and no passing release fails{extra}"
+            )
+    return lines or ["- none: no rewrite in the catalogue makes the failing releases pass"]
+
+
+def _fragile(item: Triaged) -> list[str]:
+    return [
+        f"- {s.model} model, `{s.rewrite}` ({s.description}): fails on "
+        f"{item.finding.package} {', '.join(s.breaks)}, which pass the model as written"
+        for s in item.spellings
+        if s.breaks
+    ]
+
+
+def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
+    finding, minimal = item.finding, item.minimal
+    check = finding.check
+    what = BY_NAME[check].what if check in BY_NAME else check
+    lines = [f"## {finding.title()}", ""]
+    boundary = finding.boundary()
+    lines += [
+        f"`{model_path.name}`: {what}. Outcome on the failing release: "
+        f"{(minimal.bad if minimal else finding.result).summary[:600]}",
+        "",
+        f"**Since when:** {boundary}."
+        + (
+            f" Releases tested by bisection: "
+            f"{', '.join(f'{v} {s}' for v, s in finding.tested.items())}."
+            if finding.tested
+            else ""
+        ),
+        "",
+        f"Releases of {finding.package} in the run: "
+        + ", ".join(f"{v} {s}" for v, s in finding.states.items())
+        + ".",
+        "",
+    ]
+    if minimal is None:
+        lines += [f"**Minimal model:** none ({item.minimal_note}).", ""]
+    else:
+        ops = ", ".join(n.op_type for n in minimal.model.graph.node)
+        lines += ["### Environment", ""]
+        lines += [
+            f"- failing: {_packages(minimal.bad_record)}; Python "
+            f"{minimal.bad_record.python}; {minimal.bad_record.platform}"
+        ]
+        if minimal.good_record is not None:
+            lines += [f"- passing: {_packages(minimal.good_record)}"]
+        lines += [
+            "",
+            f"### Minimal model ({len(minimal.model.graph.node)} of "
+            f"{item.original_nodes} nodes: {ops})",
+            "",
+        ]
+        lines += ["```", onnx.printer.to_text(minimal.model).strip(), "```", ""]
+        lines += ["Inputs (`minimal.npz`):", ""]
+        lines += [f"- {_array(k, np.asarray(v))}" for k, v in minimal.feeds.items()]
+        lines += ["", "### Expected vs actual", ""]
+        package = finding.package
+        if minimal.good is not None and finding.good_cell is not None:
+            good = f"{package} {finding.good_cell.version(package)}"
+            lines += [f"- expected ({good}): {minimal.good.summary[:600]}"]
+        else:
+            lines += [f"- expected: {what}"]
+        bad = f"{package} {finding.bad_cell.version(package)}"
+        lines += [f"- actual ({bad}): {minimal.bad.summary[:600]}", ""]
+        lines += ["### Reproduce", ""]
+        snippet = SNIPPETS / f"{check}.py"
+        if snippet.is_file():
+            lines += ["```python", snippet.read_text().strip(), "```", ""]
+        lines += [
+            "The exact check, self-contained (exit 1 on the failing release, 0 on the "
+            "passing one):",
+            "",
+            "```",
+            "python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt",
+            "venv/bin/python repro.py",
+            "```",
+            "",
+        ]
+    lines += ["### Workaround", "", *_workarounds(item), ""]
+    fragile = _fragile(item)
+    if fragile:
+        lines += ["Fragile spellings (a passing release fails under them):", "", *fragile, ""]
+    return "\n".join(lines)
+
+
+def _summary(item: Triaged, folder: str) -> dict[str, Any]:
+    finding, minimal = item.finding, item.minimal
+    return {
+        "check": finding.check,
+        "package": finding.package,
+        "kind": finding.kind,
+        "last_bad": finding.last_bad,
+        "first_good": finding.first_good,
+        "last_good": finding.last_good,
+        "first_bad": finding.first_bad,
+        "signature": finding.signature,
+        "detail": (minimal.bad if minimal else finding.result).detail,
+        "states": finding.states,
+        "tested": finding.tested,
+        "minimal": None
+        if minimal is None
+        else {
+            "path": f"{folder}/minimal.onnx",
+            "nodes": len(minimal.model.graph.node),
+            "op_types": [n.op_type for n in minimal.model.graph.node],
+            "candidates": minimal.tried,
+        },
+        "minimal_note": item.minimal_note,
+        "workarounds": [
+            {
+                "rewrite": s.rewrite,
+                "model": s.model,
+                "passes_everywhere": s.passes_everywhere,
+                "new_failures": s.new_failures,
+            }
+            for s in item.spellings
+            if s.fixes
+        ],
+        "fragile": [
+            {"rewrite": s.rewrite, "model": s.model, "breaks": s.breaks}
+            for s in item.spellings
+            if s.breaks
+        ],
+        "report": f"{folder}/report.md",
+    }
+
+
+def write_triage(
+    out: Path, model_path: Path, case: Case, first: Report, triaged: list[Triaged]
+) -> list[str]:
+    """Writes everything; returns one line per file or folder written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    sections = []
+    summaries = []
+    for number, item in enumerate(triaged, 1):
+        folder = folder_name(number, item)
+        directory = out / folder
+        directory.mkdir(parents=True, exist_ok=True)
+        minimal = item.minimal
+        if minimal is not None:
+            onnx.save(minimal.model, str(directory / "minimal.onnx"))
+            np.savez(directory / "minimal.npz", **minimal.feeds)  # type: ignore[arg-type]
+            write_script(minimal.bad, minimal.bad_record, minimal.files, out, directory)
+            if minimal.good_record is not None:
+                pins = sorted(minimal.good_record.packages.items())
+                (directory / "requirements-good.txt").write_text(
+                    "".join(f"{k}=={v}\n" for k, v in pins)
+                )
+        section = finding_markdown(item, model_path, number)
+        (directory / "report.md").write_text(f"# {model_path.name}: {section[3:]}")
+        sections.append(section)
+        summaries.append(_summary(item, folder))
+        files = sorted(p.name for p in directory.iterdir())
+        written.append(f"{directory}/: {', '.join(files)}")
+    cells = ", ".join(c.id for c in first.cells)
+    head = [
+        f"# Triage of {model_path.name}",
+        "",
+        f"{len(case.model.graph.node)} nodes; checks {', '.join(case.checks)}; cells {cells}; "
+        f"host Python {platform.python_version()}.",
+        "",
+        f"{len(triaged)} finding(s)."
+        if triaged
+        else "No findings: every check behaves the same on every release tried.",
+        "",
+    ]
+    (out / "report.md").write_text("\n".join(head + sections))
+    document = {"model": str(model_path), "findings": summaries}
+    (out / "triage.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return [*written, f"{out}/: report.md, triage.json"]
