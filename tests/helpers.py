@@ -85,3 +85,51 @@ def start_chromium(*flags: str, logs: bool = False) -> Any:
     if logs:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def buried(
+    core: list[Any],
+    inputs: dict[str, np.ndarray],
+    joined: str,
+    unrelated: int = 30,
+    opset: int = 17,
+    seed: int = 0,
+) -> tuple[Any, dict[str, np.ndarray]]:
+    """A model that buries `core` (nodes reading `inputs`, producing `joined`) among
+    `unrelated` ordinary nodes: a chain of Relu/Add/Mul/Sigmoid/Transpose pairs on x
+    [2, 3], with ReduceSum(joined) added into its middle, so the construct is neither
+    first, last nor a graph output of its own. Returns (model, feeds)."""
+    from compat.build import randn
+
+    kinds = ("Relu", "Add", "Mul", "Sigmoid", "Transpose")
+    chain: list[Any] = []
+    value = "x"
+    for i in range(unrelated):
+        kind = kinds[i % len(kinds)]
+        out = f"h{i}"
+        if kind in ("Add", "Mul"):
+            chain.append(helper.make_node(kind, [value, "w"], [out]))
+        elif kind == "Transpose":  # twice: back to [2, 3]
+            chain.append(helper.make_node(kind, [value], [out], perm=[1, 0]))
+            out_back = f"h{i}t"
+            chain.append(helper.make_node(kind, [out], [out_back], perm=[1, 0]))
+            out = out_back
+        else:
+            chain.append(helper.make_node(kind, [value], [out]))
+        value = out
+        if i == unrelated // 2:  # the construct joins here
+            chain.append(helper.make_node("ReduceSum", [joined], ["joined_sum"], keepdims=0))
+            chain.append(helper.make_node("Add", [value, "joined_sum"], ["joined_in"]))
+            value = "joined_in"
+    chain.append(helper.make_node("Identity", [value], ["y"]))
+    middle = len(chain) // 3
+    nodes = chain[:middle] + list(core) + chain[middle:]
+    feeds = {"x": randn(seed, 2, 3), **inputs}
+    built = model(
+        nodes,
+        [tensor(name, feeds[name].dtype.type, list(feeds[name].shape)) for name in feeds],
+        [tensor("y", np.float32, [2, 3])],
+        [const("w", np.full((2, 3), 0.5, dtype=np.float32))],
+        opset=opset,
+    )
+    return built, feeds

@@ -80,10 +80,13 @@ class Finding:
         return f"fails on every {self.package} release tried ({', '.join(self.states)})"
 
     def title(self) -> str:
-        what = {"fixed": "fixed in", "regression": "broken in", "always": "fails on"}[self.kind]
-        where = {"fixed": self.first_good, "regression": self.first_bad,
-                 "always": self.last_bad}[self.kind]  # fmt: skip
-        return f"{self.check} · {self.package}: {what} {self.package} {where}"
+        if self.kind == "always":
+            releases = list(self.states)
+            span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
+            return f"{self.check} · {self.package}: fails on every {self.package} release ({span})"
+        if self.kind == "fixed":
+            return f"{self.check} · {self.package}: fixed in {self.package} {self.first_good}"
+        return f"{self.check} · {self.package}: broken in {self.package} {self.first_bad}"
 
 
 def findings_of(plan: Plan, results: list[CheckResult], checks: Mapping[str, str]) -> list[Finding]:

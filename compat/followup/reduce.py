@@ -139,14 +139,20 @@ def candidate(
         return None
     initializers = {t.name: t for t in model.graph.initializer}
     feeds = {name: values[name] for name in needed if name not in initializers}
+    # the model's own declarations where a value is the model's input or output (their
+    # symbolic dims may be what fails), the real value's type and shape elsewhere
+    declared = {v.name: v for v in [*model.graph.input, *model.graph.output]}
+
+    def info(name: str) -> onnx.ValueInfoProto:
+        if name in declared:
+            return declared[name]
+        return _value_info(name, values[name]) if name in values else onnx.ValueInfoProto(name=name)
+
     graph = helper.make_graph(
         list(nodes),
         f"{model.graph.name}_reduced",
-        [_value_info(name, feeds[name]) for name in feeds],
-        [
-            _value_info(name, values[name]) if name in values else onnx.ValueInfoProto(name=name)
-            for name in outputs
-        ],
+        [info(name) for name in feeds],
+        [info(name) for name in outputs],
         [initializers[name] for name in needed if name in initializers],
     )
     functions = _functions_used(model, nodes)

@@ -81,6 +81,7 @@ class Minimal:
     bad_record: CellRecord  # the failing cell's
     good_record: CellRecord | None  # the passing cell's
     files: CaseFiles
+    note: str = ""  # said when it could not be made smaller
 
 
 @dataclass
@@ -232,6 +233,14 @@ def minimal_model(
         f"({', '.join(n.op_type for n in reduced.model.graph.node)}), "
         f"{reduced.tried} candidates, {bad.started + (good.started if good else 0)} workers"
     )
+    note = ""
+    if len(reduced.model.graph.node) == len(case.model.graph.node):
+        note = (
+            f"no smaller graph fails the same way ({reduced.tried} candidates): the "
+            "failure needs every node, or lies in what the graph declares rather than "
+            "in its nodes"
+        )
+        say(f"  {note}")
     return Minimal(
         reduced.model,
         reduced.feeds,
@@ -241,6 +250,7 @@ def minimal_model(
         bad_env.record,
         good_env.record if good_env else None,
         last["files"],
+        note,
     )
 
 

@@ -112,6 +112,8 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
             "",
         ]
         lines += ["```", onnx.printer.to_text(minimal.model).strip(), "```", ""]
+        if minimal.note:
+            lines += [f"Not smaller: {minimal.note}.", ""]
         lines += ["Inputs (`minimal.npz`):", ""]
         lines += [f"- {_array(k, np.asarray(v))}" for k, v in minimal.feeds.items()]
         lines += ["", "### Expected vs actual", ""]
