@@ -35,6 +35,10 @@ def signature(check: str, outcome: str, phase: str, detail: str) -> str:
     message with names, paths and numbers blanked ('…', PATH, N). Two candidate models
     fail "the same way" when their signatures are equal."""
     text = detail.splitlines()[0] if detail else ""
+    # onnx's inference lists every node's error; the first is the failure, the rest are
+    # often its consequences downstream (a node whose input got no type)
+    first, *others = text.split("(op_type:")
+    text = first + ("(op_type:" + others[0] if others else "")
     text = _QUOTED.sub("'…'", text)
     text = _PATH.sub("PATH", text)
     text = _NUMBER.sub("N", text)

@@ -141,7 +141,9 @@ def candidate(
     feeds = {name: values[name] for name in needed if name not in initializers}
     # the model's own declarations where a value is the model's input or output (their
     # symbolic dims may be what fails), the real value's type and shape elsewhere
-    declared = {v.name: v for v in [*model.graph.input, *model.graph.output]}
+    declared: dict[str, onnx.ValueInfoProto] = {
+        v.name: v for v in [*model.graph.input, *model.graph.output]
+    }
 
     def info(name: str) -> onnx.ValueInfoProto:
         if name in declared:

@@ -38,7 +38,7 @@ from compat.envs import Environment, existing_env
 from compat.errors import CompatError, UsageError
 from compat.followup.bisection import bisect
 from compat.followup.findings import Finding, findings_of, signature_of, state
-from compat.followup.reduce import Reduced, intermediates, reduce
+from compat.followup.reduce import intermediates, reduce
 from compat.index import releases
 from compat.matrix import Cell, Plan, make_cell
 from compat.outcomes import CellRecord, CellState, CheckResult
@@ -182,10 +182,16 @@ def _env(cell: Cell, settings: Settings) -> Environment:
 
 
 def minimal_model(
-    finding: Finding, case: Case, values: dict[str, Any], settings: Settings, work: Path
+    finding: Finding,
+    case: Case,
+    values: dict[str, Any],
+    settings: Settings,
+    work: Path,
+    earlier: list[Minimal],
 ) -> Minimal:
     """The smallest model that fails like the finding on its failing release and, when
-    a release passes, passes there: candidates run in one served worker per release."""
+    a release passes, passes there: candidates run in one served worker per release.
+    An earlier finding's minimal model that shows this one too is where it starts."""
     check, good_cell = finding.check, finding.good_cell
     bad_env = _env(finding.bad_cell, settings)
     good_env = _env(good_cell, settings) if good_cell else None
@@ -219,7 +225,15 @@ def minimal_model(
                 shown.append(nodes)
                 say(f"    {nodes} nodes ({tried} candidates)")
 
-        reduced: Reduced = reduce(case.model, case.inputs, fails, progress, values)
+        start = next((m for m in earlier if fails(m.model, m.feeds)), None)
+        if start is not None:
+            say(
+                f"    the minimal model of an earlier finding shows this one too: "
+                f"{len(start.model.graph.node)} nodes"
+            )
+            reduced = reduce(start.model, start.feeds, fails, progress)
+        else:
+            reduced = reduce(case.model, case.inputs, fails, progress, values)
         if not last:  # the original itself was the smallest: evaluate it for the record
             fails(reduced.model, reduced.feeds)
     bad_result = CheckResult.from_dict({**last["bad"], "cell": finding.bad_cell.id})
@@ -234,7 +248,7 @@ def minimal_model(
         f"{reduced.tried} candidates, {bad.started + (good.started if good else 0)} workers"
     )
     note = ""
-    if len(reduced.model.graph.node) == len(case.model.graph.node):
+    if start is None and len(reduced.model.graph.node) == len(case.model.graph.node):
         note = (
             f"no smaller graph fails the same way ({reduced.tried} candidates): the "
             "failure needs every node, or lies in what the graph declares rather than "
@@ -399,7 +413,10 @@ def cmd_triage(args: argparse.Namespace) -> int:
             say(f"3/5 minimal model [{number}/{len(triaged)}]")
             try:
                 values = values if values is not None else intermediates(model, case.inputs)
-                item.minimal = minimal_model(finding, case, values, settings, work / str(number))
+                earlier = [t.minimal for t in triaged[: number - 1] if t.minimal]
+                item.minimal = minimal_model(
+                    finding, case, values, settings, work / str(number), earlier
+                )
             except ValueError as exc:  # no intermediate values, or it fails differently alone
                 item.minimal_note = str(exc)
                 say(f"  no minimal model: {exc}")
