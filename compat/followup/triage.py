@@ -23,6 +23,7 @@ import itertools
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -192,27 +193,15 @@ def minimal_model(
     """The smallest model that fails like the finding on its failing release and, when
     a release passes, passes there: candidates run in one served worker per release.
     An earlier finding's minimal model that shows this one too is where it starts."""
-    check, good_cell = finding.check, finding.good_cell
+    good_cell = finding.good_cell
     bad_env = _env(finding.bad_cell, settings)
     good_env = _env(good_cell, settings) if good_cell else None
-    counter = itertools.count()
-    last: dict[str, Any] = {}
     with (
         ServedWorker(bad_env, work / "bad", settings.timeout) as bad,
         ServedWorker(good_env, work / "good", settings.timeout) if good_env else _Nothing() as good,
     ):
-
-        def fails(model: onnx.ModelProto, feeds: dict[str, Any]) -> bool:
-            candidate = only_check(replace(case, model=model, inputs=feeds, extra_runs=()), check)
-            files = write_case(candidate, work / "candidates" / str(next(counter)))
-            got = bad.run(candidate.id, check, files.directory)
-            if state(got["outcome"]) != "bad" or signature_of(got) != finding.signature:
-                return False
-            passed = good.run(candidate.id, check, files.directory) if good else None
-            if good and state(passed["outcome"]) != "good":  # type: ignore[index]
-                return False
-            last.update(bad=got, good=passed, files=files)
-            return True
+        fails = SameFailure(finding, case, work / "candidates", bad.run, good.run if good else None)
+        last = fails.last
 
         shown = [len(case.model.graph.node)]
         say(
@@ -266,6 +255,36 @@ def minimal_model(
         last["files"],
         note,
     )
+
+
+Evaluate = Callable[[str, str, Path], dict[str, Any]]
+
+
+class SameFailure:
+    """The reduction's predicate: a candidate fails like the finding (same signature) on
+    the failing release and, when there is one, passes on the passing release. `bad` and
+    `good` run one check of a written case there and return its result record."""
+
+    def __init__(
+        self, finding: Finding, case: Case, work: Path, bad: Evaluate, good: Evaluate | None
+    ) -> None:
+        self.finding, self.case, self.work = finding, case, work
+        self.bad, self.good = bad, good
+        self.counter = itertools.count()
+        self.last: dict[str, Any] = {}  # the last candidate that failed the same way
+
+    def __call__(self, model: onnx.ModelProto, feeds: dict[str, Any]) -> bool:
+        check = self.finding.check
+        candidate = only_check(replace(self.case, model=model, inputs=feeds, extra_runs=()), check)
+        files = write_case(candidate, self.work / str(next(self.counter)))
+        got = self.bad(candidate.id, check, files.directory)
+        if state(got["outcome"]) != "bad" or signature_of(got) != self.finding.signature:
+            return False
+        passed = self.good(candidate.id, check, files.directory) if self.good else None
+        if passed is not None and state(passed["outcome"]) != "good":
+            return False
+        self.last.update(bad=got, good=passed, files=files)
+        return True
 
 
 class _Nothing:
