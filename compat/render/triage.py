@@ -26,6 +26,27 @@ if TYPE_CHECKING:
 SNIPPETS = Path(__file__).parent.parent / "templates" / "triage"
 #: arrays with at most this many elements are printed in full
 SMALL = 24
+#: the longest model text a report prints (a minimal model with big subgraph bodies)
+TEXT_LIMIT = 12000
+
+
+def model_text(model: onnx.ModelProto) -> str:
+    """onnx's text syntax of the model, initializers of more than SMALL elements shown
+    as inputs (their values are in minimal.onnx), cut at TEXT_LIMIT characters."""
+    shown = onnx.ModelProto()
+    shown.CopyFrom(model)
+    large = [t for t in shown.graph.initializer if np.prod(t.dims) > SMALL]
+    for tensor in large:
+        shown.graph.initializer.remove(tensor)
+        shown.graph.input.append(
+            onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, list(tensor.dims))
+        )
+    text = onnx.printer.to_text(shown).strip()
+    if len(text) > TEXT_LIMIT:
+        text = text[:TEXT_LIMIT] + f"\n... ({len(text) - TEXT_LIMIT} more characters: minimal.onnx)"
+    if large:
+        text += f"\n# {len(large)} initializer(s) shown as inputs: their values are in minimal.onnx"
+    return text
 
 
 def folder_name(number: int, item: Triaged) -> str:
@@ -111,7 +132,7 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
             f"{item.original_nodes} nodes: {ops})",
             "",
         ]
-        lines += ["```", onnx.printer.to_text(minimal.model).strip(), "```", ""]
+        lines += ["```", model_text(minimal.model), "```", ""]
         if minimal.note:
             lines += [f"Not smaller: {minimal.note}.", ""]
         lines += ["Inputs (`minimal.npz`):", ""]
