@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from compat import cellcode
 from compat.envs import Environment
+from compat.errors import CompatError
 from compat.runner import describe_exit, log_tail, stop
 
 
@@ -48,7 +49,7 @@ class ServedWorker:
         self.started += 1
         self.process = process
         if self._answer(process, 120.0) is None:  # imports done: the first line says ready
-            raise RuntimeError(f"the worker in {self.env.record.id} did not start: "
+            raise CompatError(f"the worker in {self.env.record.id} did not start: "
                                f"{log_tail(self.log, 0)}")  # fmt: skip
         return process
 

@@ -243,3 +243,19 @@ def test_triage_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
                               cwd=tmp_path)  # fmt: skip
         assert done.returncode == 2, done.stderr
         assert needed in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.envs
+def test_silero_vad_a_model_nobody_here_wrote(tmp_path: Path, shared_state: Path) -> None:
+    """silero-vad (shipped in its wheel, tests/data/real_models): onnx's reference
+    evaluator cannot run its nested If before onnx 1.23.0; triage cuts the 121 nodes to
+    a few top-level ones around the If that still fail the same way."""
+    path = ROOT / "tests" / "data" / "real_models" / "silero_vad_16k_op15.onnx"
+    document = _triage(path, shared_state, tmp_path / "out", "--onnx", "1.22.0,1.23.0",
+                       "--axis", "onnx", "--check", "reference")  # fmt: skip
+    finding = _finding(document, "reference", "onnx")
+    assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
+        "fixed", "1.22.0", "1.23.0"
+    )  # fmt: skip
+    assert "Unable to find input" in finding["detail"]
+    assert "If" in finding["minimal"]["op_types"] and finding["minimal"]["nodes"] <= 8

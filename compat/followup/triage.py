@@ -42,7 +42,7 @@ from compat.followup.findings import Finding, findings_of, signature_of, state
 from compat.followup.reduce import intermediates, reduce
 from compat.index import releases
 from compat.matrix import Cell, Plan, make_cell
-from compat.outcomes import CellRecord, CellState, CheckResult
+from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.progress import Progress
 from compat.report import Report
 from compat.rewrites import BY_NAME as REWRITES
@@ -419,6 +419,9 @@ def cmd_triage(args: argparse.Namespace) -> int:
         findings = findings_of(plan, list(first.results), checks)
         for cell in first.broken_cells:
             say(f"  {cell.id}: {cell.state.value}, not observed")
+        flaky = [r for r in first.results if r.outcome is Outcome.FLAKY]
+        for result in flaky:  # identical runs disagreed: no finding, said as such
+            say(f"  nondeterministic: {result.check} on {result.cell}: {result.detail[:120]}")
         if not findings:
             say("  no findings: every check behaves the same on every release tried")
         for finding in findings:
@@ -444,7 +447,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
             shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
             say(f"  fixes: {', '.join(shipped) or 'no rewrite of the original'}")
         say("5/5 report")
-        written = write_triage(out, path, case, first, triaged)
+        written = write_triage(out, path, case, first, triaged, flaky)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for line in written:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import platform
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from compat.followup.repro import write_script
 if TYPE_CHECKING:
     from compat.case import Case
     from compat.followup.triage import Triaged
+    from compat.outcomes import CheckResult
     from compat.report import Report
 
 #: plain-Python versions of the checks, for the report: a maintainer runs these as is
@@ -210,7 +212,12 @@ def _summary(item: Triaged, folder: str) -> dict[str, Any]:
 
 
 def write_triage(
-    out: Path, model_path: Path, case: Case, first: Report, triaged: list[Triaged]
+    out: Path,
+    model_path: Path,
+    case: Case,
+    first: Report,
+    triaged: list[Triaged],
+    flaky: Sequence[CheckResult] = (),
 ) -> list[str]:
     """Writes everything; returns one line per file or folder written."""
     out.mkdir(parents=True, exist_ok=True)
@@ -249,7 +256,14 @@ def write_triage(
         else "No findings: every check behaves the same on every release tried.",
         "",
     ]
+    if flaky:
+        head += ["Nondeterministic (identical runs disagreed; not a finding):", ""]
+        head += [f"- {r.check} on {r.cell}: {r.detail[:300]}" for r in flaky] + [""]
     (out / "report.md").write_text("\n".join(head + sections))
-    document = {"model": str(model_path), "findings": summaries}
+    document = {
+        "model": str(model_path),
+        "findings": summaries,
+        "nondeterministic": [{"check": r.check, "cell": r.cell, "detail": r.detail} for r in flaky],
+    }
     (out / "triage.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     return [*written, f"{out}/: report.md, triage.json"]
