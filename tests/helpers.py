@@ -94,11 +94,13 @@ def buried(
     unrelated: int = 30,
     opset: int = 17,
     seed: int = 0,
+    exposed: dict[str, list[int]] | None = None,
 ) -> tuple[Any, dict[str, np.ndarray]]:
     """A model that buries `core` (nodes reading `inputs`, producing `joined`) among
     `unrelated` ordinary nodes: a chain of Relu/Add/Mul/Sigmoid/Transpose pairs on x
     [2, 3], with ReduceSum(joined) added into its middle, so the construct is neither
-    first, last nor a graph output of its own. Returns (model, feeds)."""
+    first nor last; `exposed` values (name: shape) are graph outputs too (a wrong shape
+    of an empty tensor shows only there). Returns (model, feeds)."""
     from compat.build import randn
 
     kinds = ("Relu", "Add", "Mul", "Sigmoid", "Transpose")
@@ -128,7 +130,8 @@ def buried(
     built = model(
         nodes,
         [tensor(name, feeds[name].dtype.type, list(feeds[name].shape)) for name in feeds],
-        [tensor("y", np.float32, [2, 3])],
+        [tensor("y", np.float32, [2, 3])]
+        + [tensor(name, np.float32, shape) for name, shape in (exposed or {}).items()],
         [const("w", np.full((2, 3), 0.5, dtype=np.float32))],
         opset=opset,
     )

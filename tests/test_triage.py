@@ -53,6 +53,24 @@ def split_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     return buried(core, {"s": randn(3, 2, 6)}, "parts", opset=18)
 
 
+def reshape_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """onnxruntime #28449: Reshape then Reshape(allowzero=1, [0, 0, 4]) of an empty
+    tensor; the merge of the two drops allowzero from onnxruntime 1.21 to 1.26."""
+
+    def shape(name: str, values: list[int]) -> onnx.NodeProto:
+        value = onnx.numpy_helper.from_array(np.array(values, np.int64), f"{name}_value")
+        return helper.make_node("Constant", [], [name], value=value)
+
+    core = [
+        shape("shape_a", [4, 2, -1]),
+        helper.make_node("Reshape", ["r0", "shape_a"], ["mid"]),
+        shape("shape_b", [0, 0, 4]),
+        helper.make_node("Reshape", ["mid", "shape_b"], ["reshaped"], allowzero=1),
+    ]
+    inputs = {"r0": np.zeros((0, 8, 2), np.float32)}
+    return buried(core, inputs, "reshaped", exposed={"reshaped": [0, 0, 4]})
+
+
 def _save(folder: Path, name: str, built: tuple[onnx.ModelProto, dict[str, np.ndarray]]) -> Path:
     model, feeds = built
     onnx.checker.check_model(model, full_check=True)  # legal, whatever a release says
@@ -154,6 +172,25 @@ def test_split_with_empty_name_is_worked_around_by_omitting_the_input(
     folder = out / Path(finding["report"]).parent
     assert _repro_in_fresh_venv(folder, "requirements.txt", tmp_path / "bad") == 1
     assert _repro_in_fresh_venv(folder, "requirements-good.txt", tmp_path / "good") == 0
+
+
+@pytest.mark.envs
+def test_a_regression_is_bisected_between_matrix_releases(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """The axis has 1.20.1 and 1.22.0 only: bisection over the index finds the first bad
+    release between them, and the reduction keeps the two Reshapes the merge needs."""
+    path = _save(tmp_path, "reshape", reshape_model())
+    document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.20.1,1.22.0",
+                       "--axis", "onnxruntime", "--check", "ort_run")  # fmt: skip
+    finding = _finding(document, "ort_run", "onnxruntime")
+    assert (finding["kind"], finding["last_good"], finding["first_bad"]) == (
+        "regression", "1.20.1", "1.21.0"
+    )  # fmt: skip
+    assert finding["tested"]["1.21.0"] == "bad"  # a release no cell of the matrix had
+    assert "shape [0, 8, 4], expected [0, 0, 4]" in finding["detail"]
+    assert finding["minimal"]["op_types"].count("Reshape") == 2
+    assert finding["minimal"]["nodes"] <= 4
 
 
 @pytest.mark.envs
