@@ -236,6 +236,8 @@ def test_signatures_blank_names_numbers_and_paths() -> None:
     two = signature("ort_run", "error", "run", "Fail: node 'Pad_3' at /build/x/b.cc:70 dim 1 of 7")
     assert one == two == "ort_run error@run: Fail: node '…' at PATH dim N of N"
     assert signature("ort_run", "fail", "run", "x") != signature("ort_run", "error", "run", "x")
+    known = signature("reference", "error", "run", "no 'a' in known results ['b', 'c', 'd']")
+    assert known == signature("reference", "error", "run", "no 'z' in known results ['b']")
 
 
 def _cells(package: str, versions: list[str]) -> list[Cell]:

@@ -8,7 +8,9 @@ user's inputs (on a runtime that runs it), its outputs the values they produce t
 no kept node consumes. Unused initializers, value_info, local functions and opset
 imports go. `fails(model, feeds)` says whether a candidate still shows the same
 failure; the caller decides what "the same" is (check, outcome, error class, message).
-Nodes inside subgraph bodies are kept whole with the node that holds them.
+An If that is still kept is replaced by the branch its condition takes on the user's
+inputs when the model still fails that way, and the branch's nodes are reduced in turn;
+Loop and Scan bodies are kept whole with their node.
 """
 
 from __future__ import annotations
@@ -167,6 +169,35 @@ def candidate(
     return reduced, feeds
 
 
+def inline_if(model: onnx.ModelProto, index: int, values: Feeds) -> onnx.ModelProto | None:
+    """The model with its top-level If node `index` replaced by the branch its condition
+    takes on these values, the branch's outputs passed to the If's outputs by Identity
+    nodes; None when it is no If, its condition was not computed, or a name inside the
+    branch is also a name outside it."""
+    node = model.graph.node[index]
+    if node.op_type != "If" or node.domain not in ("", "ai.onnx") or node.input[0] not in values:
+        return None
+    taken = "then_branch" if bool(np.asarray(values[node.input[0]]).item()) else "else_branch"
+    branch = next(a.g for a in node.attribute if a.name == taken)
+    outside = {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer}
+    outside |= {o for n in model.graph.node for o in n.output if o}
+    inside = {o for n in branch.node for o in n.output if o} | {t.name for t in branch.initializer}
+    if inside & outside:
+        return None
+    passed = [
+        helper.make_node("Identity", [inner.name], [outer])
+        for inner, outer in zip(branch.output, node.output, strict=False)
+        if outer
+    ]
+    flat = onnx.ModelProto()
+    flat.CopyFrom(model)
+    nodes = list(model.graph.node)
+    del flat.graph.node[:]
+    flat.graph.node.extend([*nodes[:index], *branch.node, *passed, *nodes[index + 1 :]])
+    flat.graph.initializer.extend(branch.initializer)
+    return flat
+
+
 def reduce(
     model: onnx.ModelProto,
     feeds: Feeds,
@@ -174,15 +205,46 @@ def reduce(
     progress: Progress = lambda nodes, tried: None,
     values: Feeds | None = None,
 ) -> Reduced:
-    """ddmin over the top-level nodes: drop chunks while the failure persists, halving
-    the chunk size down to single nodes; the original must fail. `values`: the model's
-    intermediate values when the caller has them (else computed here)."""
+    """ddmin over the top-level nodes; then each If still kept is replaced by the branch
+    its condition takes (when the model still fails the same way), and ddmin goes on
+    over the branch's nodes, until neither shrinks the model. The original must fail.
+    `values`: the model's intermediate values when the caller has them."""
     if not fails(model, feeds):
         raise ValueError("the model does not fail this way: nothing to reduce")
     values = values if values is not None else intermediates(model, feeds)
+    tried = 0
+    while True:
+        model, feeds, tried = _ddmin(model, feeds, values, fails, progress, tried)
+        flat = None
+        for index in range(len(model.graph.node)):
+            inlined = inline_if(model, index, values)
+            if inlined is not None:
+                tried += 1
+                if fails(inlined, feeds):
+                    flat = inlined
+                    break
+        if flat is None:
+            return Reduced(model, feeds, tried)
+        try:
+            values = intermediates(flat, feeds)
+        except ValueError:
+            return Reduced(flat, feeds, tried)
+        model = flat
+        progress(len(model.graph.node), tried)
+
+
+def _ddmin(
+    model: onnx.ModelProto,
+    feeds: Feeds,
+    values: Feeds,
+    fails: Predicate,
+    progress: Progress,
+    tried: int,
+) -> tuple[onnx.ModelProto, Feeds, int]:
+    """Drops chunks of nodes while the failure persists, halving the chunk size down to
+    single nodes: the smallest model found, its feeds, the candidates tried in all."""
     keep = list(range(len(model.graph.node)))
     best = (model, feeds)
-    tried = 0
     chunk = max(1, len(keep) // 2)
     while True:
         removed = False
@@ -200,5 +262,5 @@ def reduce(
             chunk = min(chunk, max(1, len(keep) // 2))
             continue
         if chunk == 1:
-            return Reduced(best[0], best[1], tried)
+            return best[0], best[1], tried
         chunk = max(1, chunk // 2)

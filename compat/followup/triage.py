@@ -210,7 +210,12 @@ def minimal_model(
         )
 
         def progress(nodes: int, tried: int) -> None:
-            if nodes <= shown[-1] * 3 // 4 or nodes <= 3:
+            if nodes > shown[-1]:  # an If replaced by the branch it takes
+                shown.append(nodes)
+                say(
+                    f"    {nodes} nodes: an If replaced by the branch it takes ({tried} candidates)"
+                )
+            elif nodes <= shown[-1] * 3 // 4 or nodes <= 3:
                 shown.append(nodes)
                 say(f"    {nodes} nodes ({tried} candidates)")
 
