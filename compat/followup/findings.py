@@ -21,8 +21,14 @@ GOOD = frozenset({Outcome.PASS, Outcome.XPASS})
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _PATH = re.compile(r"(?:[A-Za-z]:)?[\w.\-]*(?:/[\w.\-]+)+(?::\d+)?")
-_LIST = re.compile(r"'…'(?:, '…')+")
+_LIST = re.compile(r"\[[^\[\]]*'…'[^\[\]]*\]")  # a list of names: as long as the graph is
 _NUMBER = re.compile(r"\b0x[0-9a-fA-F]+\b|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+#: where a result's detail was cut short (compat.cell.verdict.bounded)
+_CUT = re.compile(r"\s*\[\.\.\. \d+ characters cut \.\.\.\].*$")
+#: the longest message a signature keeps; a longer one is compared by its start
+LONGEST = 300
+#: how a signature that holds only the start of its message ends
+PARTIAL = " …"
 
 
 def state(outcome: Outcome | str) -> str | None:
@@ -33,20 +39,40 @@ def state(outcome: Outcome | str) -> str | None:
 
 def signature(check: str, outcome: str, phase: str, detail: str) -> str:
     """The failure as a comparable line: check, outcome, phase, the error class and the
-    message with names, paths and numbers blanked ('…', PATH, N). Two candidate models
-    fail "the same way" when their signatures are equal."""
+    message with names, paths and numbers blanked ('…', PATH, N) and lists of names
+    made one ([…]). A message cut short (by its length here, or in the result) keeps
+    its start and ends with PARTIAL; `same_way` compares such a one by its start."""
     text = detail.splitlines()[0] if detail else ""
+    cut = bool(_CUT.search(text))
+    if cut:
+        text = _CUT.sub("", text)
+        opened = text.rfind("[")
+        if opened > text.rfind("]"):  # the cut fell inside a list: keep where it starts
+            text = text[:opened] + "['…']"
     # onnx's inference lists every node's error; the first is the failure, the rest are
     # often its consequences downstream (a node whose input got no type)
     first, *others = text.split("(op_type:")
     text = first + ("(op_type:" + others[0] if others else "")
     text = _QUOTED.sub("'…'", text)
-    text = _LIST.sub("'…'", text)  # a list of names is as long as what is left of the graph
+    text = _LIST.sub("[…]", text)
     text = _PATH.sub("PATH", text)
     text = _NUMBER.sub("N", text)
-    text = " ".join(text.split())[:300]
+    text = " ".join(text.split())
+    if cut or len(text) > LONGEST:
+        text = text[:LONGEST] + PARTIAL
     where = f"{outcome}@{phase}" if phase else outcome
     return f"{check} {where}: {text}"
+
+
+def same_way(one: str, other: str) -> bool:
+    """Two signatures of the same failure: equal, or one the start of the other where
+    that one holds only the start of its message."""
+    if one == other:
+        return True
+    for short, long in ((one, other), (other, one)):
+        if short.endswith(PARTIAL) and long.startswith(short.removesuffix(PARTIAL)):
+            return True
+    return False
 
 
 def signature_of(result: CheckResult | dict[str, Any]) -> str:

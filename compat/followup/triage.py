@@ -38,8 +38,8 @@ from compat.dropin import load_model, model_case, model_runs, slug
 from compat.envs import Environment, existing_env
 from compat.errors import CompatError, UsageError
 from compat.followup.bisection import bisect
-from compat.followup.findings import Finding, findings_of, signature_of, state
-from compat.followup.reduce import intermediates, reduce
+from compat.followup.findings import Finding, findings_of, same_way, signature_of, state
+from compat.followup.reduce import intermediates, nodes_in_bodies, reduce
 from compat.index import releases
 from compat.matrix import Cell, Plan, make_cell
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
@@ -151,7 +151,7 @@ def since_when(
             say(f"    {package} {version}: cannot be installed here, skipped")
             return None
         seen = state(got.outcome)
-        same = seen == "bad" and signature_of(got) == finding.signature
+        same = seen == "bad" and same_way(signature_of(got), finding.signature)
         how = "fails the same way" if same else "fails another way" if seen == "bad" else seen
         say(f"    {package} {version}: {got.outcome.value}, {how or 'nothing observed'}")
         finding.tested[version] = seen or "-"
@@ -203,21 +203,16 @@ def minimal_model(
         fails = SameFailure(finding, case, work / "candidates", bad.run, good.run if good else None)
         last = fails.last
 
-        shown = [len(case.model.graph.node)]
+        shown = [size(case.model)]
         say(
-            f"  reducing {shown[0]} nodes on {finding.bad_cell.id}"
+            f"  reducing {describe(case.model)} on {finding.bad_cell.id}"
             + (f", keeping it passing on {good_cell.id}" if good_cell else "")
         )
 
-        def progress(nodes: int, tried: int) -> None:
-            if nodes > shown[-1]:  # an If replaced by the branch it takes
-                shown.append(nodes)
-                say(
-                    f"    {nodes} nodes: an If replaced by the branch it takes ({tried} candidates)"
-                )
-            elif nodes <= shown[-1] * 3 // 4 or nodes <= 3:
-                shown.append(nodes)
-                say(f"    {nodes} nodes ({tried} candidates)")
+        def progress(model: onnx.ModelProto, tried: int) -> None:
+            if size(model) > shown[-1] or size(model) <= shown[-1] * 3 // 4 or size(model) <= 3:
+                shown.append(size(model))
+                say(f"    {describe(model)} ({tried} candidates)")
 
         start = next((m for m in earlier if fails(m.model, m.feeds)), None)
         if start is not None:
@@ -237,12 +232,12 @@ def minimal_model(
         else None
     )
     say(
-        f"  minimal: {len(reduced.model.graph.node)} nodes "
+        f"  minimal: {describe(reduced.model)} "
         f"({', '.join(n.op_type for n in reduced.model.graph.node)}), "
         f"{reduced.tried} candidates, {bad.started + (good.started if good else 0)} workers"
     )
     note = ""
-    if start is None and len(reduced.model.graph.node) == len(case.model.graph.node):
+    if start is None and size(reduced.model) == size(case.model):
         note = (
             f"no smaller graph fails the same way ({reduced.tried} candidates): the "
             "failure needs every node, or lies in what the graph declares rather than "
@@ -265,6 +260,16 @@ def minimal_model(
 Evaluate = Callable[[str, str, Path], dict[str, Any]]
 
 
+def size(model: onnx.ModelProto) -> int:
+    """Nodes at every depth: the top level and the subgraph bodies."""
+    return len(model.graph.node) + nodes_in_bodies(model.graph)
+
+
+def describe(model: onnx.ModelProto) -> str:
+    inner = nodes_in_bodies(model.graph)
+    return f"{len(model.graph.node)} nodes" + (f" (+{inner} in subgraph bodies)" if inner else "")
+
+
 class SameFailure:
     """The reduction's predicate: a candidate fails like the finding (same signature) on
     the failing release and, when there is one, passes on the passing release. `bad` and
@@ -283,7 +288,9 @@ class SameFailure:
         candidate = only_check(replace(self.case, model=model, inputs=feeds, extra_runs=()), check)
         files = write_case(candidate, self.work / str(next(self.counter)))
         got = self.bad(candidate.id, check, files.directory)
-        if state(got["outcome"]) != "bad" or signature_of(got) != self.finding.signature:
+        if state(got["outcome"]) != "bad" or not same_way(
+            signature_of(got), self.finding.signature
+        ):
             return False
         passed = self.good(candidate.id, check, files.directory) if self.good else None
         if passed is not None and state(passed["outcome"]) != "good":

@@ -16,6 +16,7 @@ import onnx
 import onnx.printer
 
 from compat.cell.checks import BY_NAME
+from compat.followup.reduce import nodes_in_bodies
 from compat.followup.repro import write_script
 
 if TYPE_CHECKING:
@@ -131,7 +132,13 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
         lines += [
             "",
             f"### Minimal model ({len(minimal.model.graph.node)} of "
-            f"{item.original_nodes} nodes: {ops})",
+            f"{item.original_nodes} nodes: {ops}"
+            + (
+                f"; {inner} more in subgraph bodies"
+                if (inner := nodes_in_bodies(minimal.model.graph))
+                else ""
+            )
+            + ")",
             "",
         ]
         lines += ["```", model_text(minimal.model), "```", ""]
@@ -189,6 +196,7 @@ def _summary(item: Triaged, folder: str) -> dict[str, Any]:
             "path": f"{folder}/minimal.onnx",
             "nodes": len(minimal.model.graph.node),
             "op_types": [n.op_type for n in minimal.model.graph.node],
+            "nodes_in_bodies": nodes_in_bodies(minimal.model.graph),
             "candidates": minimal.tried,
         },
         "minimal_note": item.minimal_note,
