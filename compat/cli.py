@@ -254,6 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
     triage = commands.add_parser(
         "triage",
         help="a failing model: where, since when, a minimal model, a workaround, a report",
+        description="Runs MODEL across the matrix (or the axes given), bisects every finding "
+        "on the package index, reduces the model to a minimal one that fails the same way, "
+        "tries the rewrite catalogue for a workaround, and writes report.md, triage.json, "
+        "minimal.onnx and repro.py to --out (default reports/triage/MODEL/).",
     )
     triage.add_argument("model", type=Path, help="the .onnx file")
     triage.add_argument(

@@ -410,10 +410,16 @@ def cmd_triage(args: argparse.Namespace) -> int:
                 f"--check {args.check}: a model is checked by {', '.join(case.checks)}"
             )
         case = only_check(case, args.check)
-    if args.cross:
-        raise UsageError("--cross: triage compares the releases of each axis; drop --cross")
+    for flag, given in (("--cross", args.cross), ("--shard", args.shard)):
+        if given:
+            raise UsageError(f"{flag}: triage compares the releases of each axis; drop {flag}")
     out: Path = args.out or Path("reports") / "triage" / slug(path.stem)
     _, plan = resolve_plan(args, config)
+    if len({c.pins for c in plan.cells}) > 1:
+        raise UsageError(
+            "triage compares onnx and onnxruntime releases; an extra axis (--pkg, "
+            "[tool.compat.axes]) multiplies them: pin the other package with --with PKG==V"
+        )
     settings = settings_of(args, config)
     fixed = fixed_requirements(args, config)
     settings.work_dir.mkdir(parents=True, exist_ok=True)
