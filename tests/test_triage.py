@@ -156,6 +156,22 @@ def test_empty_matmul_reduces_to_one_node_fixed_in_onnxruntime_1_32(
 
 
 @pytest.mark.envs
+def test_failing_on_every_release_of_the_axis_looks_beyond_it(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """An axis of one failing release: the newest release on the index passes, so the
+    finding is a fix after the axis, bisected to its boundary."""
+    path = _save(tmp_path, "matmul", matmul_model())
+    document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.30.0", "--axis",
+                       "onnxruntime", "--check", "ort_run")  # fmt: skip
+    finding = _finding(document, "ort_run", "onnxruntime")
+    assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
+        "fixed", "1.31.1", "1.32.0"
+    )  # fmt: skip
+    assert finding["tested"]["1.31.0"] == "bad"
+
+
+@pytest.mark.envs
 def test_split_with_empty_name_is_worked_around_by_omitting_the_input(
     tmp_path: Path, shared_state: Path
 ) -> None:

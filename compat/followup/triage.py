@@ -121,31 +121,25 @@ def _on(cells: list[Cell], case: Case, settings: Settings, check: str) -> dict[s
 def since_when(
     finding: Finding, case: Case, config: Config, fixed: tuple[str, ...], settings: Settings
 ) -> None:
-    """Narrows a changing finding to the exact releases around its boundary: every
-    release on the index between the two matrix neighbours, bisected."""
-    if finding.kind == "always" or finding.good_cell is None:
-        return
-    package, bad, good = finding.package, finding.bad_cell, finding.good_cell
-    lo, hi = sorted((bad.version(package), good.version(package)), key=version_key)
+    """Narrows a finding to the exact releases around its boundary: every release on
+    the index between the two matrix neighbours, bisected. A check that fails on every
+    release of the axis is first tried on the newest and the oldest release on the
+    index beyond the axis: one that passes there was fixed later, or broken earlier."""
+    package, bad = finding.package, finding.bad_cell
     try:
         available = releases(package)
     except CompatError as exc:
-        say(
-            f"  cannot list {package} releases ({exc}): the boundary stays between "
-            f"the matrix releases {lo} and {hi}"
-        )
+        say(f"  cannot list {package} releases ({exc}): the boundary stays as the matrix saw it")
         return
-    between = [v for v in available if version_key(lo) <= version_key(v) <= version_key(hi)]
-    if len(between) <= 2:
-        say(f"  {lo} and {hi} are neighbours on the index: nothing to bisect")
-        return
-    say(f"  bisecting {len(between) - 2} {package} releases between {lo} and {hi}")
     single = only_check(case, finding.check)
     cells: dict[str, Cell] = {}
 
-    def probe(version: str) -> str | None:
+    def cell_of(version: str) -> Cell:
         onnx_v, ort_v = (version, bad.onnxruntime) if package == "onnx" else (bad.onnx, version)
-        cell = cells[version] = make_cell(config, onnx_v, ort_v, bad.pins, fixed)
+        return make_cell(config, onnx_v, ort_v, bad.pins, fixed)
+
+    def probe(version: str) -> str | None:
+        cell = cells[version] = cell_of(version)
         got = _on([cell], single, settings, finding.check).get(cell.id)
         if got is None:
             say(f"    {package} {version}: cannot be installed here, skipped")
@@ -157,6 +151,16 @@ def since_when(
         finding.tested[version] = seen or "-"
         return None if seen is None else {"bad": "fail", "good": "pass"}[seen]
 
+    if finding.kind == "always" and not _beyond_the_axis(finding, available, probe, cell_of):
+        return
+    good = finding.good_cell
+    assert good is not None
+    lo, hi = sorted((bad.version(package), good.version(package)), key=version_key)
+    between = [v for v in available if version_key(lo) <= version_key(v) <= version_key(hi)]
+    if len(between) <= 2:
+        say(f"  {lo} and {hi} are neighbours on the index: nothing to bisect")
+        return
+    say(f"  bisecting {len(between) - 2} {package} releases between {lo} and {hi}")
     try:
         found = bisect(between, probe)
     except UsageError as exc:  # both ends the same now: the matrix run was nondeterministic
@@ -170,6 +174,33 @@ def since_when(
         finding.last_good, finding.first_bad = found.last, found.first
         finding.good_cell, finding.bad_cell = last, first
     say(f"  {finding.boundary()} ({len(found.tested)} releases tested)")
+
+
+def _beyond_the_axis(
+    finding: Finding,
+    available: list[str],
+    probe: Callable[[str], str | None],
+    cell_of: Callable[[str], Cell],
+) -> bool:
+    """For a check that fails on every release of the axis: does the newest release on
+    the index pass (fixed since), or the oldest (broken since)? Turns the finding into
+    that kind, its boundary to bisect; False when neither passes (it stays "always")."""
+    seen = sorted(finding.states, key=version_key)
+    newest, oldest = available[-1] if available else "", available[0] if available else ""
+    if newest and version_key(newest) > version_key(seen[-1]):
+        say(f"  fails on every release of the axis; the newest on the index, {newest}:")
+        if probe(newest) == "pass":
+            finding.kind, finding.good_cell = "fixed", cell_of(newest)
+            finding.last_bad, finding.first_good = seen[-1], newest
+            return True
+    if oldest and version_key(oldest) < version_key(seen[0]):
+        say(f"  and the oldest on the index, {oldest}:")
+        if probe(oldest) == "pass":
+            finding.kind = "regression"
+            finding.bad_cell, finding.good_cell = cell_of(seen[0]), cell_of(oldest)
+            finding.last_good, finding.first_bad = oldest, seen[0]
+            return True
+    return False
 
 
 # -- 3. minimal model -----------------------------------------------------------------------
@@ -266,8 +297,8 @@ def size(model: onnx.ModelProto) -> int:
 
 
 def describe(model: onnx.ModelProto) -> str:
-    inner = nodes_in_bodies(model.graph)
-    return f"{len(model.graph.node)} nodes" + (f" (+{inner} in subgraph bodies)" if inner else "")
+    inner, top = nodes_in_bodies(model.graph), len(model.graph.node)
+    return f"{top} node{'s' * (top != 1)}" + (f" (+{inner} in subgraph bodies)" if inner else "")
 
 
 class SameFailure:
@@ -470,6 +501,18 @@ def cmd_triage(args: argparse.Namespace) -> int:
         shutil.rmtree(work, ignore_errors=True)
     for line in written:
         say(f"  {line}")
+    for number, item in enumerate(triaged, 1):
+        minimal = item.minimal
+        shape = (
+            f"{describe(minimal.model)} ({', '.join(n.op_type for n in minimal.model.graph.node)})"
+            if minimal
+            else "no minimal model"
+        )
+        shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
+        say(
+            f"finding {number}: {item.finding.title()}; {item.finding.boundary()}; minimal: "
+            f"{shape}; workaround: {', '.join(shipped) or 'none found'}"
+        )
     say(
         f"triaged in {time.monotonic() - started:.1f} s: {len(findings)} finding(s); "
         f"{out / 'report.md'}"
