@@ -13,6 +13,7 @@ from typing import Any
 
 from compat.matrix import Cell, Plan
 from compat.outcomes import CheckResult, Outcome
+from compat.versions import version_key
 
 #: Outcomes that mean "the bug is there" and "it is not"; the rest (skip, flaky) are no
 #: observation of either.
@@ -111,6 +112,15 @@ class Finding:
             return f"last good {self.last_good}, first bad {self.first_bad}"
         return f"fails on every {self.package} release tried ({', '.join(self.states)})"
 
+    def observed(self) -> str:
+        """What the matrix saw, before any bisection: the two neighbouring releases."""
+        head = f"{self.check} · {self.package}"
+        if self.kind == "fixed":
+            return f"{head}: fails on {self.last_bad}, passes on {self.first_good}"
+        if self.kind == "regression":
+            return f"{head}: passes on {self.last_good}, fails on {self.first_bad}"
+        return self.title()
+
     def title(self) -> str:
         if self.kind == "always":
             releases = list(self.states)
@@ -121,16 +131,37 @@ class Finding:
         return f"{self.check} · {self.package}: broken in {self.package} {self.first_bad}"
 
 
+def axis_cells(plan: Plan, package: str, results: Mapping[tuple[str, str], CheckResult],
+               check: str) -> list[Cell]:  # fmt: skip
+    """The cells that show `package`'s releases to a check, in release order: its axis,
+    or, when the plan has none (`--axis` of the other package, one cell), one cell per
+    release of it among all cells, when every cell with that release agrees."""
+    if package in plan.axes:
+        return list(plan.axes[package])
+    by_release: dict[str, list[Cell]] = {}
+    for cell in plan.cells:
+        by_release.setdefault(cell.version(package), []).append(cell)
+    chosen = []
+    for release in sorted(by_release, key=version_key):
+        seen = {state(results[c.id, check].outcome) for c in by_release[release]
+                if (c.id, check) in results}  # fmt: skip
+        if len(seen) == 1:
+            chosen.append(next(c for c in by_release[release] if (c.id, check) in results))
+    return chosen
+
+
 def findings_of(plan: Plan, results: list[CheckResult], checks: Mapping[str, str]) -> list[Finding]:
-    """The findings of one case's results, per axis in plan order. `checks` maps each
-    check to the package it exercises ("both": either axis may show it)."""
+    """The findings of one case's results, per package in release order. `checks` maps
+    each check to the package it exercises ("both": either package may show it)."""
     by_key = {(r.cell, r.check): r for r in results}
     found: list[Finding] = []
     for check, package in checks.items():
-        axes = [a for a in ("onnx", "onnxruntime") if package in (a, "both") and a in plan.axes]
+        axes = [a for a in ("onnx", "onnxruntime") if package in (a, "both")]
+        if package == "both" and any(a in plan.axes for a in axes):
+            axes = [a for a in axes if a in plan.axes]
         always_seen = False
         for axis in axes:
-            cells = list(plan.axes[axis])
+            cells = axis_cells(plan, axis, by_key, check)
             observed = [
                 (cell, by_key[cell.id, check]) for cell in cells
                 if (cell.id, check) in by_key and state(by_key[cell.id, check].outcome)

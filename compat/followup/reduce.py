@@ -155,7 +155,9 @@ def candidate(
 
     graph = helper.make_graph(
         list(nodes),
-        f"{model.graph.name}_reduced",
+        model.graph.name
+        if model.graph.name.endswith("_reduced")
+        else f"{model.graph.name}_reduced",
         [info(name) for name in feeds],
         [info(name) for name in outputs],
         [initializers[name] for name in needed if name in initializers],
@@ -324,8 +326,27 @@ def reduce(
         before = _size(model)
         model, feeds, tried = _cut_branches(model, feeds, values, fails, progress, tried)
         if _size(model) >= before:
-            return Reduced(model, feeds, tried)
+            return Reduced(*_unused_inputs_dropped(model, feeds, fails), tried)
         values = {**values, **feeds}  # what a cut branch now reads from the outer scope
+
+
+def _unused_inputs_dropped(
+    model: onnx.ModelProto, feeds: Feeds, fails: Predicate
+) -> tuple[onnx.ModelProto, Feeds]:
+    """The model without graph inputs no node reads (a cut branch leaves some), when it
+    still fails that way without them."""
+    read = {n for node in model.graph.node for n in outer_names(node)}
+    read |= {o.name for o in model.graph.output}
+    unused = [i.name for i in model.graph.input if i.name not in read]
+    if not unused:
+        return model, feeds
+    slim = onnx.ModelProto()
+    slim.CopyFrom(model)
+    kept = [i for i in slim.graph.input if i.name not in unused]
+    del slim.graph.input[:]
+    slim.graph.input.extend(kept)
+    slim_feeds = {k: v for k, v in feeds.items() if k not in unused}
+    return (slim, slim_feeds) if fails(slim, slim_feeds) else (model, feeds)
 
 
 def _size(model: onnx.ModelProto) -> int:

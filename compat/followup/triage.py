@@ -33,7 +33,7 @@ import onnx
 
 from compat.case import Case
 from compat.config import Config, load_config
-from compat.corpus import CaseFiles, Corpus, write_case
+from compat.corpus import CaseFiles, Corpus, discover_cases, write_case
 from compat.dropin import load_model, model_case, model_runs, slug
 from compat.envs import Environment, existing_env
 from compat.errors import CompatError, UsageError
@@ -44,13 +44,14 @@ from compat.index import releases
 from compat.matrix import Cell, Plan, make_cell
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.progress import Progress
+from compat.render.triage import clip, write_triage
 from compat.report import Report
 from compat.rewrites import BY_NAME as REWRITES
 from compat.rewrites import CATALOGUE, mutated
 from compat.run import Settings, run_cell, run_matrix
 from compat.served import ServedWorker
-from compat.steps import fixed_requirements, follow_axes, resolve_plan, settings_of
-from compat.versions import version_key
+from compat.steps import default_corpus, fixed_requirements, follow_axes, resolve_plan, settings_of
+from compat.versions import in_range, version_key
 
 FAMILY = "triage"
 
@@ -94,10 +95,42 @@ class Triaged:
     minimal: Minimal | None = None
     minimal_note: str = ""  # why there is no minimal model
     spellings: list[Spelling] = field(default_factory=list)
+    #: (rewrite, release, result): the original, with a rewrite that fixes the minimal
+    #: model, fails another way there: a second failure hidden behind this one
+    hidden: list[tuple[str, str, str]] = field(default_factory=list)
+    #: known bugs of the corpus like this one: (reason, link)
+    known: list[tuple[str, str]] = field(default_factory=list)
 
 
 def say(text: str) -> None:
     print(text, flush=True)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'es' if word.endswith('x') else 's'}" if count != 1 else f"1 {word}"
+
+
+def known_like(
+    finding: Finding, minimal: onnx.ModelProto | None, cases: list[Case]
+) -> list[tuple[str, str]]:
+    """Known bugs the corpus records that look like this finding: the same package and
+    check, a release range holding the failing release and not the passing one, on a
+    case whose operators the minimal model all has."""
+    if minimal is None:
+        return []
+    ops = {n.op_type for n in minimal.graph.node}
+    bad = finding.bad_cell.version(finding.package)
+    good = finding.good_cell.version(finding.package) if finding.good_cell else None
+    found: dict[str, str] = {}
+    for case in cases:
+        if not {n.op_type for n in case.model.graph.node} <= ops:
+            continue
+        for known in case.known:
+            if (known.package == finding.package and finding.check in known.checks
+                    and in_range(bad, known.versions)
+                    and (good is None or not in_range(good, known.versions))):  # fmt: skip
+                found.setdefault(known.link, known.reason)
+    return [(reason, link) for link, reason in found.items()]
 
 
 def only_check(case: Case, check: str, case_id: str | None = None) -> Case:
@@ -140,6 +173,9 @@ def since_when(
 
     def probe(version: str) -> str | None:
         cell = cells[version] = cell_of(version)
+        seen_before = finding.states.get(version)
+        if seen_before in ("bad", "good"):  # the matrix ran it already
+            return {"bad": "fail", "good": "pass"}[seen_before]
         got = _on([cell], single, settings, finding.check).get(cell.id)
         if got is None:
             say(f"    {package} {version}: cannot be installed here, skipped")
@@ -152,6 +188,7 @@ def since_when(
         return None if seen is None else {"bad": "fail", "good": "pass"}[seen]
 
     if finding.kind == "always" and not _beyond_the_axis(finding, available, probe, cell_of):
+        say(f"  no release of {package} tried passes: no boundary to find")
         return
     good = finding.good_cell
     assert good is not None
@@ -173,7 +210,7 @@ def since_when(
     else:
         finding.last_good, finding.first_bad = found.last, found.first
         finding.good_cell, finding.bad_cell = last, first
-    say(f"  {finding.boundary()} ({len(found.tested)} releases tested)")
+    say(f"  {finding.boundary()} ({plural(len(finding.tested), 'release')} more tested)")
 
 
 def _beyond_the_axis(
@@ -240,10 +277,15 @@ def minimal_model(
             + (f", keeping it passing on {good_cell.id}" if good_cell else "")
         )
 
+        tops = [len(case.model.graph.node)]
+
         def progress(model: onnx.ModelProto, tried: int) -> None:
-            if size(model) > shown[-1] or size(model) <= shown[-1] * 3 // 4 or size(model) <= 3:
+            inlined = len(model.graph.node) > tops[-1]  # more at the top: an If's branch
+            tops.append(len(model.graph.node))
+            if inlined or size(model) <= shown[-1] * 3 // 4 or size(model) <= 3:
                 shown.append(size(model))
-                say(f"    {describe(model)} ({tried} candidates)")
+                how = ", an If replaced by the branch it takes" if inlined else ""
+                say(f"    {describe(model)} ({plural(tried, 'candidate')}{how})")
 
         start = next((m for m in earlier if fails(m.model, m.feeds)), None)
         if start is not None:
@@ -262,10 +304,11 @@ def minimal_model(
         if good_cell and last["good"]
         else None
     )
+    workers = bad.started + (good.started if good else 0)
     say(
         f"  minimal: {describe(reduced.model)} "
         f"({', '.join(n.op_type for n in reduced.model.graph.node)}), "
-        f"{reduced.tried} candidates, {bad.started + (good.started if good else 0)} workers"
+        f"{plural(reduced.tried, 'candidate')}, {plural(workers, 'worker')}"
     )
     note = ""
     if start is None and size(reduced.model) == size(case.model):
@@ -396,6 +439,21 @@ def spellings(
     shipped = [s for s in found if s.model == "original" and s.fixes]
     if shipped:
         _other_checks(shipped, case, plan, settings, first)
+    originals = {s.rewrite: s for s in found if s.model == "original"}
+    results = {(r.case, r.cell): r for r in report.results}
+    for spelling in found:
+        same = originals.get(spelling.rewrite)
+        if spelling.model != "minimal" or not spelling.fixes or same is None or same.fixes:
+            continue
+        for cell in cells:
+            got = results.get((f"{bases['original'].id}~{spelling.rewrite}", cell.id))
+            if (
+                got is not None
+                and state(got.outcome) == "bad"
+                and not same_way(signature_of(got), finding.signature)
+            ):
+                triaged.hidden.append((spelling.rewrite, cell.version(package), got.summary))
+                break
     return found
 
 
@@ -406,6 +464,7 @@ def _other_checks(
     the original's results there: what it newly breaks."""
     variants = {v.id.split("~", 1)[1]: v for v in mutated(case, CATALOGUE)}
     chosen = [variants[s.rewrite] for s in fixes if s.rewrite in variants]
+    say(f"  {plural(len(chosen), 'fix')} of the original: every check on {len(plan.cells)} cells")
     report = run_matrix(
         plan, Corpus(chosen, {FAMILY: "triage"}), settings, Progress(len(plan.cells), live=False)
     )
@@ -425,8 +484,6 @@ def _other_checks(
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from compat.render.triage import write_triage
-
     started = time.monotonic()
     config, _ = follow_axes(args, load_config(args.config))
     path: Path = args.model
@@ -444,6 +501,12 @@ def cmd_triage(args: argparse.Namespace) -> int:
     for flag, given in (("--cross", args.cross), ("--shard", args.shard)):
         if given:
             raise UsageError(f"{flag}: triage compares the releases of each axis; drop {flag}")
+    for axis, other, flag in (("onnx", args.ort, "--ort"), ("onnxruntime", args.onnx, "--onnx")):
+        if args.axis == axis and other:
+            raise UsageError(
+                f"{flag} {other}: with --axis {axis} only the {axis} axis runs (paired with "
+                f"the config's release of the other package); drop {flag} or --axis"
+            )
     out: Path = args.out or Path("reports") / "triage" / slug(path.stem)
     _, plan = resolve_plan(args, config)
     if len({c.pins for c in plan.cells}) > 1:
@@ -467,15 +530,28 @@ def cmd_triage(args: argparse.Namespace) -> int:
         checks = {c: case.check_axis(c) for c in case.checks}
         findings = findings_of(plan, list(first.results), checks)
         for cell in first.broken_cells:
-            say(f"  {cell.id}: {cell.state.value}, not observed")
+            reason = cell.detail.strip().splitlines()[0] if cell.detail.strip() else ""
+            say(f"  {cell.id}: {cell.state.value}, not observed: {clip(reason, 150)}")
+        if len(first.broken_cells) == len(first.cells):
+            raise UsageError(
+                f"no cell could be built ({', '.join(c.id for c in first.cells)}), so "
+                "nothing was observed; check the releases given (--onnx, --ort)"
+            )
         flaky = [r for r in first.results if r.outcome is Outcome.FLAKY]
         for result in flaky:  # identical runs disagreed: no finding, said as such
             say(f"  nondeterministic: {result.check} on {result.cell}: {result.detail[:120]}")
         if not findings:
             say("  no findings: every check behaves the same on every release tried")
         for finding in findings:
-            say(f"  finding: {finding.title()}: {finding.result.summary[:150]}")
+            say(f"  finding: {finding.observed()}: {clip(finding.result.summary, 150)}")
         triaged = [Triaged(f, len(model.graph.node)) for f in findings]
+        loaded: list[Case] = []
+
+        def corpus_cases() -> list[Case]:
+            if not loaded:  # the corpus, read once, for the known bugs it records
+                loaded.extend(discover_cases(default_corpus(args.config)).cases)
+            return loaded
+
         values: dict[str, Any] | None = None
         for number, item in enumerate(triaged, 1):
             finding = item.finding
@@ -491,6 +567,10 @@ def cmd_triage(args: argparse.Namespace) -> int:
             except ValueError as exc:  # no intermediate values, or it fails differently alone
                 item.minimal_note = str(exc)
                 say(f"  no minimal model: {exc}")
+            item.known = known_like(finding, item.minimal.model if item.minimal else None,
+                                    corpus_cases())  # fmt: skip
+            for reason, link in item.known:
+                say(f"  known in the corpus: {reason} ({link})")
             say(f"4/5 workaround [{number}/{len(triaged)}]")
             item.spellings = spellings(item, case, plan, settings, first)
             shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]

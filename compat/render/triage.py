@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import platform
+import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,7 @@ import onnx.printer
 from compat.cell.checks import BY_NAME
 from compat.followup.reduce import nodes_in_bodies
 from compat.followup.repro import write_script
+from compat.versions import version_key
 
 if TYPE_CHECKING:
     from compat.case import Case
@@ -52,6 +55,11 @@ def model_text(model: onnx.ModelProto) -> str:
     return text
 
 
+def clip(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and an ellipsis saying it goes on."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def folder_name(number: int, item: Triaged) -> str:
     return f"{number}-{item.finding.check}-{item.finding.package}"
 
@@ -63,12 +71,26 @@ def _array(name: str, value: np.ndarray) -> str:
     return text
 
 
+def _by_release(releases: dict[str, str]) -> list[str]:
+    return sorted(releases, key=version_key)
+
+
 def _packages(record: Any) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(record.packages.items()))
 
 
 def _workarounds(item: Triaged) -> list[str]:
     lines = []
+    if not any(s.model == "original" and s.fixes for s in item.spellings):
+        lines.append(
+            "- original model: no rewrite in the catalogue makes the failing releases pass"
+        )
+    for rewrite, release, summary in item.hidden:
+        lines.append(f"- the original spelled `{rewrite}` no longer fails this way, but on "
+                     f"{item.finding.package} {release} it fails another way: "
+                     f"{clip(summary, 300)}. A second failure hides behind this one: triage "
+                     f"that spelling (`python -m compat variants MODEL.onnx --rewrites "
+                     f"{rewrite}`, then `nox -s triage` on it)")  # fmt: skip
     for model in ("original", "minimal"):
         fixes = [s for s in item.spellings if s.model == model and s.fixes]
         for s in fixes:
@@ -83,7 +105,7 @@ def _workarounds(item: Triaged) -> list[str]:
                 f"- {model} model, `{s.rewrite}` ({s.description}): the failing "
                 f"releases pass and no passing release fails{extra}"
             )
-    return lines or ["- none: no rewrite in the catalogue makes the failing releases pass"]
+    return lines
 
 
 def _fragile(item: Triaged) -> list[str]:
@@ -103,12 +125,12 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
     boundary = finding.boundary()
     lines += [
         f"`{model_path.name}`: {what}. Outcome on the failing release: "
-        f"{(minimal.bad if minimal else finding.result).summary[:600]}",
+        f"{clip((minimal.bad if minimal else finding.result).summary, 600)}",
         "",
         f"**Since when:** {boundary}."
         + (
             f" Releases tested by bisection: "
-            f"{', '.join(f'{v} {s}' for v, s in finding.tested.items())}."
+            f"{', '.join(f'{v} {finding.tested[v]}' for v in _by_release(finding.tested))}."
             if finding.tested
             else ""
         ),
@@ -150,18 +172,22 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
         package = finding.package
         if minimal.good is not None and finding.good_cell is not None:
             good = f"{package} {finding.good_cell.version(package)}"
-            lines += [f"- expected ({good}): {minimal.good.summary[:600]}"]
+            lines += [f"- expected ({good}): {clip(minimal.good.summary, 600)}"]
         else:
-            lines += [f"- expected: {what}"]
+            lines += [f"- expected: a pass ({what}); no release tried passes"]
         bad = f"{package} {finding.bad_cell.version(package)}"
-        lines += [f"- actual ({bad}): {minimal.bad.summary[:600]}", ""]
+        lines += [f"- actual ({bad}): {clip(minimal.bad.summary, 600)}", ""]
         lines += ["### Reproduce", ""]
         snippet = SNIPPETS / f"{check}.py"
         if snippet.is_file():
             lines += ["```python", snippet.read_text().strip(), "```", ""]
+        good_too = (
+            "; with requirements-good.txt instead, exit 0 on the passing release"
+            if minimal.good_record is not None
+            else ""
+        )
         lines += [
-            "The exact check, self-contained (exit 1 on the failing release, 0 on the "
-            "passing one):",
+            f"The exact check, self-contained (exit 1 on the failing release{good_too}):",
             "",
             "```",
             "python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt",
@@ -169,6 +195,10 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
             "```",
             "",
         ]
+    if item.known:
+        lines += ["Known bugs the onnx-compat corpus records that look like this one (same "
+                  "package, check, release range and operators):", ""]  # fmt: skip
+        lines += [f"- {reason}: {link}" for reason, link in item.known] + [""]
     lines += ["### Workaround", "", *_workarounds(item), ""]
     fragile = _fragile(item)
     if fragile:
@@ -215,6 +245,8 @@ def _summary(item: Triaged, folder: str) -> dict[str, Any]:
             for s in item.spellings
             if s.breaks
         ],
+        "hidden": [{"rewrite": r, "release": v, "result": t} for r, v, t in item.hidden],
+        "known": [{"reason": reason, "link": link} for reason, link in item.known],
         "report": f"{folder}/report.md",
     }
 
@@ -229,6 +261,9 @@ def write_triage(
 ) -> list[str]:
     """Writes everything; returns one line per file or folder written."""
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.iterdir():  # an earlier triage's findings: gone, not mixed with these
+        if old.is_dir() and re.match(r"\d+-", old.name) and (old / "report.md").is_file():
+            shutil.rmtree(old)
     written = []
     sections = []
     summaries = []
