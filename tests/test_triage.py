@@ -190,6 +190,37 @@ def test_split_with_empty_name_is_worked_around_by_omitting_the_input(
     assert _repro_in_fresh_venv(folder, "requirements-good.txt", tmp_path / "good") == 0
 
 
+def combo_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """Split-18 with "" and the empty MatMul in one model: onnxruntime < 1.32 stops at
+    the Split (session creation), so the MatMul only fails once the Split is spelled
+    without the empty name."""
+    core = [
+        helper.make_node("MatMul", ["empty", "v"], ["product"]),
+        helper.make_node("Split", ["s", ""], ["s0", "s1", "s2"], axis=1, num_outputs=3),
+        helper.make_node("Concat", ["s2", "s0", "s1"], ["parts"], axis=1),
+        helper.make_node("ReduceSum", ["product"], ["psum"], keepdims=0),
+        helper.make_node("Add", ["parts", "psum"], ["both"]),
+    ]
+    inputs = {"empty": np.zeros((0, 3), np.float32), "v": randn(2, 3), "s": randn(3, 2, 6)}
+    return buried(core, inputs, "both", opset=18)
+
+
+@pytest.mark.envs
+def test_a_failure_hiding_behind_another_is_triaged_too(tmp_path: Path, shared_state: Path) -> None:
+    path = _save(tmp_path, "combo", combo_model())
+    document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.31.1,1.32.0",
+                       "--axis", "onnxruntime", "--check", "ort_run")  # fmt: skip
+    first, second = document["findings"]
+    assert first["minimal"]["op_types"] == ["Split"] and not first["behind"]
+    assert first["hidden"][0]["rewrite"] == "optional_input_omitted"
+    assert second["minimal"]["op_types"] == ["MatMul"]
+    assert "optional_input_omitted" in second["behind"]
+    assert (second["last_bad"], second["first_good"]) == ("1.31.1", "1.32.0")
+    # the corpus knows both bugs; the likeliest match comes first
+    assert second["known"][0]["link"] == "https://github.com/microsoft/onnxruntime/issues/11895"
+    assert "split.h" in first["known"][0]["link"]
+
+
 @pytest.mark.envs
 def test_a_regression_is_bisected_between_matrix_releases(
     tmp_path: Path, shared_state: Path

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import shutil
 import tempfile
 import time
@@ -100,6 +101,8 @@ class Triaged:
     hidden: list[tuple[str, str, str]] = field(default_factory=list)
     #: known bugs of the corpus like this one: (reason, link)
     known: list[tuple[str, str]] = field(default_factory=list)
+    #: how it came to light when not in the model as given ("once finding 1 is …")
+    behind: str = ""
 
 
 def say(text: str) -> None:
@@ -115,7 +118,8 @@ def known_like(
 ) -> list[tuple[str, str]]:
     """Known bugs the corpus records that look like this finding: the same package and
     check, a release range holding the failing release and not the passing one, on a
-    case whose operators the minimal model all has."""
+    case whose operators the minimal model all has; those whose reason shares most
+    words with the failure's message first."""
     if minimal is None:
         return []
     ops = {n.op_type for n in minimal.graph.node}
@@ -130,7 +134,10 @@ def known_like(
                     and in_range(bad, known.versions)
                     and (good is None or not in_range(good, known.versions))):  # fmt: skip
                 found.setdefault(known.link, known.reason)
-    return [(reason, link) for link, reason in found.items()]
+    words = set(re.findall(r"[a-z]+", finding.result.detail.lower()))
+    shared = {link: len(words & set(re.findall(r"[a-z]+", r.lower()))) for link, r in found.items()}
+    best_first = sorted(found, key=lambda link: -shared[link])  # the likeliest first
+    return [(found[link], link) for link in best_first]
 
 
 def only_check(case: Case, check: str, case_id: str | None = None) -> Case:
@@ -483,9 +490,36 @@ def _other_checks(
 # -- the command ----------------------------------------------------------------------------
 
 
-def cmd_triage(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    config, _ = follow_axes(args, load_config(args.config))
+#: the most findings one triage follows (failures hiding behind others included)
+MOST_FINDINGS = 8
+
+
+@dataclass
+class Run:
+    """What every phase of one triage reads: the plan, its settings, the corpus."""
+
+    config: Config
+    plan: Plan
+    settings: Settings
+    fixed: tuple[str, ...]
+    work: Path
+    corpus: Path
+    loaded: list[Case] = field(default_factory=list)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)  # case id -> intermediates
+
+    def intermediates(self, case: Case) -> dict[str, Any]:
+        if case.id not in self.values:
+            self.values[case.id] = intermediates(case.model, case.inputs)
+        return self.values[case.id]
+
+    def corpus_cases(self) -> list[Case]:
+        if not self.loaded:  # the corpus, read once, for the known bugs it records
+            self.loaded.extend(discover_cases(self.corpus).cases)
+        return self.loaded
+
+
+def load_case(args: argparse.Namespace) -> Case:
+    """The model and its inputs as a case, `--check` applied; bad input in one line."""
     path: Path = args.model
     if not path.is_file():
         raise UsageError(f"{path}: no such model file; give the .onnx file to triage")
@@ -498,6 +532,10 @@ def cmd_triage(args: argparse.Namespace) -> int:
                 f"--check {args.check}: a model is checked by {', '.join(case.checks)}"
             )
         case = only_check(case, args.check)
+    return case
+
+
+def check_plan_options(args: argparse.Namespace) -> None:
     for flag, given in (("--cross", args.cross), ("--shard", args.shard)):
         if given:
             raise UsageError(f"{flag}: triage compares the releases of each axis; drop {flag}")
@@ -507,6 +545,66 @@ def cmd_triage(args: argparse.Namespace) -> int:
                 f"{flag} {other}: with --axis {axis} only the {axis} axis runs (paired with "
                 f"the config's release of the other package); drop {flag} or --axis"
             )
+
+
+def where(run: Run, case: Case) -> tuple[Report, list[Finding], list[CheckResult]]:
+    """Phase 1: the case on every cell of the plan; its findings and flaky results."""
+    plan = run.plan
+    first = run_matrix(plan, Corpus([case], {FAMILY: "triage"}), run.settings,
+                       Progress(len(plan.cells)))  # fmt: skip
+    for cell in first.broken_cells:
+        reason = cell.detail.strip().splitlines()[0] if cell.detail.strip() else ""
+        say(f"  {cell.id}: {cell.state.value}, not observed: {clip(reason, 150)}")
+    if len(first.broken_cells) == len(first.cells):
+        raise UsageError(
+            f"no cell could be built ({', '.join(c.id for c in first.cells)}), so "
+            "nothing was observed; check the releases given (--onnx, --ort)"
+        )
+    flaky = [r for r in first.results if r.outcome is Outcome.FLAKY]
+    for result in flaky:  # identical runs disagreed: no finding, said as such
+        say(f"  nondeterministic: {result.check} on {result.cell}: {clip(result.detail, 120)}")
+    checks = {c: case.check_axis(c) for c in case.checks}
+    findings = findings_of(plan, list(first.results), checks)
+    if not findings:
+        say("  no findings: every check behaves the same on every release tried")
+    for finding in findings:
+        say(f"  finding: {finding.observed()}: {clip(finding.result.summary, 150)}")
+    return first, findings, flaky
+
+
+def triage_one(
+    run: Run, item: Triaged, case: Case, first: Report, number: int, earlier: list[Minimal]
+) -> None:
+    """Phases 2 to 4 of one finding: its boundary, its minimal model, its workarounds."""
+    finding = item.finding
+    say(f"2/5 since when [finding {number}] {finding.check} · {finding.package}")
+    since_when(finding, case, run.config, run.fixed, run.settings)
+    say(f"3/5 minimal model [finding {number}]")
+    try:
+        item.minimal = minimal_model(finding, case, run.intermediates(case), run.settings,
+                                     run.work / str(number), earlier)  # fmt: skip
+    except ValueError as exc:  # no intermediate values, or it fails differently alone
+        item.minimal_note = str(exc)
+        say(f"  no minimal model: {exc}")
+    item.known = known_like(finding, item.minimal.model if item.minimal else None,
+                            run.corpus_cases())  # fmt: skip
+    for reason, link in item.known:
+        say(f"  known in the corpus: {reason} ({link})")
+    say(f"4/5 workaround [finding {number}]")
+    item.spellings = spellings(item, case, run.plan, run.settings, first)
+    shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
+    say(f"  fixes: {', '.join(shipped) or 'no rewrite of the original'}")
+    for rewrite, release, summary in item.hidden:
+        say(f"  behind it: spelled {rewrite}, the model fails another way on "
+            f"{finding.package} {release}: {clip(summary, 150)}")  # fmt: skip
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    config, _ = follow_axes(args, load_config(args.config))
+    case = load_case(args)
+    path: Path = args.model
+    check_plan_options(args)
     out: Path = args.out or Path("reports") / "triage" / slug(path.stem)
     _, plan = resolve_plan(args, config)
     if len({c.pins for c in plan.cells}) > 1:
@@ -515,66 +613,41 @@ def cmd_triage(args: argparse.Namespace) -> int:
             "[tool.compat.axes]) multiplies them: pin the other package with --with PKG==V"
         )
     settings = settings_of(args, config)
-    fixed = fixed_requirements(args, config)
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="triage-", dir=settings.work_dir))
+    run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(args, config),
+              work, default_corpus(args.config))  # fmt: skip
     try:
-        settings = replace(settings, work_dir=work)
-        say(
-            f"1/5 where: {path} ({len(model.graph.node)} nodes) on {len(plan.cells)} cells, "
-            f"checks {', '.join(case.checks)}"
-        )
-        first = run_matrix(
-            plan, Corpus([case], {FAMILY: "triage"}), settings, Progress(len(plan.cells))
-        )
-        checks = {c: case.check_axis(c) for c in case.checks}
-        findings = findings_of(plan, list(first.results), checks)
-        for cell in first.broken_cells:
-            reason = cell.detail.strip().splitlines()[0] if cell.detail.strip() else ""
-            say(f"  {cell.id}: {cell.state.value}, not observed: {clip(reason, 150)}")
-        if len(first.broken_cells) == len(first.cells):
-            raise UsageError(
-                f"no cell could be built ({', '.join(c.id for c in first.cells)}), so "
-                "nothing was observed; check the releases given (--onnx, --ort)"
-            )
-        flaky = [r for r in first.results if r.outcome is Outcome.FLAKY]
-        for result in flaky:  # identical runs disagreed: no finding, said as such
-            say(f"  nondeterministic: {result.check} on {result.cell}: {result.detail[:120]}")
-        if not findings:
-            say("  no findings: every check behaves the same on every release tried")
-        for finding in findings:
-            say(f"  finding: {finding.observed()}: {clip(finding.result.summary, 150)}")
-        triaged = [Triaged(f, len(model.graph.node)) for f in findings]
-        loaded: list[Case] = []
-
-        def corpus_cases() -> list[Case]:
-            if not loaded:  # the corpus, read once, for the known bugs it records
-                loaded.extend(discover_cases(default_corpus(args.config)).cases)
-            return loaded
-
-        values: dict[str, Any] | None = None
-        for number, item in enumerate(triaged, 1):
-            finding = item.finding
-            say(f"2/5 since when [{number}/{len(triaged)}] {finding.check} · {finding.package}")
-            since_when(finding, case, config, fixed, settings)
-            say(f"3/5 minimal model [{number}/{len(triaged)}]")
-            try:
-                values = values if values is not None else intermediates(model, case.inputs)
-                earlier = [t.minimal for t in triaged[: number - 1] if t.minimal]
-                item.minimal = minimal_model(
-                    finding, case, values, settings, work / str(number), earlier
-                )
-            except ValueError as exc:  # no intermediate values, or it fails differently alone
-                item.minimal_note = str(exc)
-                say(f"  no minimal model: {exc}")
-            item.known = known_like(finding, item.minimal.model if item.minimal else None,
-                                    corpus_cases())  # fmt: skip
-            for reason, link in item.known:
-                say(f"  known in the corpus: {reason} ({link})")
-            say(f"4/5 workaround [{number}/{len(triaged)}]")
-            item.spellings = spellings(item, case, plan, settings, first)
-            shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
-            say(f"  fixes: {', '.join(shipped) or 'no rewrite of the original'}")
+        nodes = len(case.model.graph.node)
+        say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}, "
+            f"checks {', '.join(case.checks)}")  # fmt: skip
+        first, findings, flaky = where(run, case)
+        pending = [(case, first, findings, "")]
+        triaged: list[Triaged] = []
+        while pending and len(triaged) < MOST_FINDINGS:
+            source, report, found, behind = pending.pop(0)
+            for finding in found:
+                if any(
+                    t.finding.check == finding.check
+                    and same_way(t.finding.signature, finding.signature)
+                    for t in triaged
+                ):
+                    continue  # fmt: skip
+                item = Triaged(finding, nodes, behind=behind)
+                triaged.append(item)
+                earlier = [t.minimal for t in triaged if t.minimal]
+                triage_one(run, item, source, report, len(triaged), earlier)
+                for rewrite, _, _ in item.hidden[:1]:  # what this failure hides: triaged next
+                    spelled = only_check(
+                        replace(source, id=f"{source.id}~{rewrite}",
+                                model=REWRITES[rewrite].function(source.model).model),  # type: ignore[union-attr]
+                        finding.check,
+                    )  # fmt: skip
+                    say(f"1/5 where, behind finding {len(triaged)}: the model spelled {rewrite}")
+                    report_s, found_s, _ = where(run, spelled)
+                    how = (f"once finding {len(triaged)} is worked around (the model spelled "
+                           f"`{rewrite}`)")  # fmt: skip
+                    pending.append((spelled, report_s, found_s, how))
         say("5/5 report")
         written = write_triage(out, path, case, first, triaged, flaky)
     finally:
@@ -594,7 +667,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
             f"{shape}; workaround: {', '.join(shipped) or 'none found'}"
         )
     say(
-        f"triaged in {time.monotonic() - started:.1f} s: {len(findings)} finding(s); "
+        f"triaged in {time.monotonic() - started:.1f} s: {plural(len(triaged), 'finding')}; "
         f"{out / 'report.md'}"
     )
     return 0

@@ -122,6 +122,9 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
     check = finding.check
     what = BY_NAME[check].what if check in BY_NAME else check
     lines = [f"## {finding.title()}", ""]
+    if item.behind:
+        lines += [f"This failure shows {item.behind}; the minimal model below comes from "
+                  "that spelling.", ""]  # fmt: skip
     boundary = finding.boundary()
     lines += [
         f"`{model_path.name}`: {what}. Outcome on the failing release: "
@@ -247,6 +250,7 @@ def _summary(item: Triaged, folder: str) -> dict[str, Any]:
         ],
         "hidden": [{"rewrite": r, "release": v, "result": t} for r, v, t in item.hidden],
         "known": [{"reason": reason, "link": link} for reason, link in item.known],
+        "behind": item.behind,
         "report": f"{folder}/report.md",
     }
 
