@@ -76,9 +76,10 @@ def reduction(model_path: Path, work: Path, served: bool) -> tuple[float, int, i
     from compat.config import load_config
     from compat.dropin import model_case
     from compat.envs import existing_env
-    from compat.followup.findings import Finding
     from compat.followup.reduce import reduce
-    from compat.followup.triage import SameFailure, only_check
+    from compat.followup.triage.common import only_check
+    from compat.followup.triage.findings import Finding
+    from compat.followup.triage.minimal import SameFailure
     from compat.matrix import make_cell
     from compat.outcomes import CheckResult
     from compat.runner import Task, run_worker

@@ -146,7 +146,7 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from compat import commands as host
     from compat.followup.commands import cmd_bisect, cmd_repro
-    from compat.followup.triage import cmd_triage
+    from compat.followup.triage.command import cmd_triage
     from compat.followup.variants import cmd_variants
 
     parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__)

@@ -120,7 +120,7 @@ def squeeze_in_if() -> onnx.ModelProto:
 
 
 def test_a_failure_inside_an_if_reduces_to_the_node_in_the_branch_taken() -> None:
-    from compat.followup.reduce import nodes_in_bodies
+    from compat.followup.cut import nodes_in_bodies
 
     model = squeeze_in_if()
     feeds = {"x": np.ones((2, 1, 3), dtype=np.float32)}
@@ -134,7 +134,7 @@ def test_a_failure_inside_an_if_reduces_to_the_node_in_the_branch_taken() -> Non
 def test_a_failure_that_needs_the_if_keeps_it_and_cuts_both_branches() -> None:
     """A predicate about structure (an If whose then_branch holds a Squeeze): the If
     stays, its branches are cut down (the one not taken too), still a valid model."""
-    from compat.followup.reduce import nodes_in_bodies
+    from compat.followup.cut import nodes_in_bodies
 
     def squeeze_in_then(candidate: onnx.ModelProto, feeds: dict[str, Any]) -> bool:
         for node in candidate.graph.node:

@@ -22,7 +22,7 @@ import pytest
 from onnx import helper
 
 from compat.build import randn
-from compat.followup.findings import findings_of, same_way, signature
+from compat.followup.triage.findings import findings_of, same_way, signature
 from compat.matrix import Cell, Plan
 from compat.outcomes import CheckResult, Outcome
 from tests.conftest import ROOT

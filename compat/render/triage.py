@@ -18,13 +18,14 @@ import onnx
 import onnx.printer
 
 from compat.cell.checks import BY_NAME
-from compat.followup.reduce import nodes_in_bodies
+from compat.followup.cut import nodes_in_bodies
 from compat.followup.repro import write_script
+from compat.followup.triage.common import clip
 from compat.versions import version_key
 
 if TYPE_CHECKING:
     from compat.case import Case
-    from compat.followup.triage import Triaged
+    from compat.followup.triage.command import Triaged
     from compat.outcomes import CheckResult
     from compat.report import Report
 
@@ -53,11 +54,6 @@ def model_text(model: onnx.ModelProto) -> str:
     if large:
         text += f"\n# {len(large)} initializer(s) shown as inputs: their values are in minimal.onnx"
     return text
-
-
-def clip(text: str, limit: int) -> str:
-    """`text`, or its first `limit` characters and an ellipsis saying it goes on."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def folder_name(number: int, item: Triaged) -> str:

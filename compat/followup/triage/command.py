@@ -1,0 +1,250 @@
+"""`nox -s triage -- MODEL.onnx`: from a failing model to an upstream report.
+
+The phases, each a function of the one before:
+1. where (here): the model as a case across the matrix; every check whose outcome
+   changes between neighbouring releases of an axis, or fails on all of them, is a
+   finding (findings.py);
+2. since when (boundary.py): each finding bisected over the releases on the index
+   between those neighbours, to the exact boundary;
+3. minimal model (minimal.py): the graph reduced while it still fails the same way on
+   the failing release and passes on the passing one, every candidate evaluated by one
+   long-lived worker per release (compat/served.py);
+4. workaround (workaround.py): every rewrite of the catalogue applied to the original
+   and the minimal model, run on the axis; a failure hiding behind the worked-around
+   one becomes a finding of its own;
+5. report: compat/render/triage.py writes report.md, minimal.onnx/.npz, repro.py and
+   triage.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from compat.case import Case
+from compat.config import Config, load_config
+from compat.corpus import Corpus, discover_cases
+from compat.dropin import load_model, model_case, model_runs, slug
+from compat.errors import UsageError
+from compat.followup.cut import intermediates
+from compat.followup.triage.boundary import since_when
+from compat.followup.triage.common import FAMILY, clip, only_check, plural, say
+from compat.followup.triage.findings import Finding, findings_of, same_way
+from compat.followup.triage.minimal import Minimal, describe, minimal_model
+from compat.followup.triage.workaround import Spelling, known_like, spellings
+from compat.matrix import Plan
+from compat.outcomes import CheckResult, Outcome
+from compat.progress import Progress
+from compat.render.triage import write_triage
+from compat.report import Report
+from compat.rewrites import BY_NAME as REWRITES
+from compat.run import Settings, run_matrix
+from compat.steps import default_corpus, fixed_requirements, follow_axes, resolve_plan, settings_of
+
+
+@dataclass
+class Triaged:
+    """Everything the report says about one finding."""
+
+    finding: Finding
+    original_nodes: int
+    minimal: Minimal | None = None
+    minimal_note: str = ""  # why there is no minimal model
+    spellings: list[Spelling] = field(default_factory=list)
+    #: (rewrite, release, result): the original, with a rewrite that fixes the minimal
+    #: model, fails another way there: a second failure hidden behind this one
+    hidden: list[tuple[str, str, str]] = field(default_factory=list)
+    #: known bugs of the corpus like this one: (reason, link)
+    known: list[tuple[str, str]] = field(default_factory=list)
+    #: how it came to light when not in the model as given ("once finding 1 is …")
+    behind: str = ""
+
+
+#: the most findings one triage follows (failures hiding behind others included)
+MOST_FINDINGS = 8
+
+
+@dataclass
+class Run:
+    """What every phase of one triage reads: the plan, its settings, the corpus."""
+
+    config: Config
+    plan: Plan
+    settings: Settings
+    fixed: tuple[str, ...]
+    work: Path
+    corpus: Path
+    loaded: list[Case] = field(default_factory=list)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)  # case id -> intermediates
+
+    def intermediates(self, case: Case) -> dict[str, Any]:
+        if case.id not in self.values:
+            self.values[case.id] = intermediates(case.model, case.inputs)
+        return self.values[case.id]
+
+    def corpus_cases(self) -> list[Case]:
+        if not self.loaded:  # the corpus, read once, for the known bugs it records
+            self.loaded.extend(discover_cases(self.corpus).cases)
+        return self.loaded
+
+
+def load_case(args: argparse.Namespace) -> Case:
+    """The model and its inputs as a case, `--check` applied; bad input in one line."""
+    path: Path = args.model
+    if not path.is_file():
+        raise UsageError(f"{path}: no such model file; give the .onnx file to triage")
+    model = load_model(path)
+    runs = model_runs(path, model, args.inputs)
+    case = model_case(f"{FAMILY}.{slug(path.stem)}", f"{path.name}, triaged", model, runs)
+    if args.check:
+        if args.check not in case.checks:
+            raise UsageError(
+                f"--check {args.check}: a model is checked by {', '.join(case.checks)}"
+            )
+        case = only_check(case, args.check)
+    return case
+
+
+def check_plan_options(args: argparse.Namespace) -> None:
+    for flag, given in (("--cross", args.cross), ("--shard", args.shard)):
+        if given:
+            raise UsageError(f"{flag}: triage compares the releases of each axis; drop {flag}")
+    for axis, other, flag in (("onnx", args.ort, "--ort"), ("onnxruntime", args.onnx, "--onnx")):
+        if args.axis == axis and other:
+            raise UsageError(
+                f"{flag} {other}: with --axis {axis} only the {axis} axis runs (paired with "
+                f"the config's release of the other package); drop {flag} or --axis"
+            )
+
+
+def where(run: Run, case: Case) -> tuple[Report, list[Finding], list[CheckResult]]:
+    """Phase 1: the case on every cell of the plan; its findings and flaky results."""
+    plan = run.plan
+    first = run_matrix(plan, Corpus([case], {FAMILY: "triage"}), run.settings,
+                       Progress(len(plan.cells)))  # fmt: skip
+    for cell in first.broken_cells:
+        reason = cell.detail.strip().splitlines()[0] if cell.detail.strip() else ""
+        say(f"  {cell.id}: {cell.state.value}, not observed: {clip(reason, 150)}")
+    if len(first.broken_cells) == len(first.cells):
+        raise UsageError(
+            f"no cell could be built ({', '.join(c.id for c in first.cells)}), so "
+            "nothing was observed; check the releases given (--onnx, --ort)"
+        )
+    flaky = [r for r in first.results if r.outcome is Outcome.FLAKY]
+    for result in flaky:  # identical runs disagreed: no finding, said as such
+        say(f"  nondeterministic: {result.check} on {result.cell}: {clip(result.detail, 120)}")
+    checks = {c: case.check_axis(c) for c in case.checks}
+    findings = findings_of(plan, list(first.results), checks)
+    if not findings:
+        say("  no findings: every check behaves the same on every release tried")
+    for finding in findings:
+        say(f"  finding: {finding.observed()}: {clip(finding.result.summary, 150)}")
+    return first, findings, flaky
+
+
+def triage_one(
+    run: Run, item: Triaged, case: Case, first: Report, number: int, earlier: list[Minimal]
+) -> None:
+    """Phases 2 to 4 of one finding: its boundary, its minimal model, its workarounds."""
+    finding = item.finding
+    say(f"2/5 since when [finding {number}] {finding.check} · {finding.package}")
+    since_when(finding, case, run.config, run.fixed, run.settings)
+    say(f"3/5 minimal model [finding {number}]")
+    try:
+        item.minimal = minimal_model(finding, case, run.intermediates(case), run.settings,
+                                     run.work / str(number), earlier)  # fmt: skip
+    except ValueError as exc:  # no intermediate values, or it fails differently alone
+        item.minimal_note = str(exc)
+        say(f"  no minimal model: {exc}")
+    item.known = known_like(finding, item.minimal.model if item.minimal else None,
+                            run.corpus_cases())  # fmt: skip
+    for reason, link in item.known:
+        say(f"  known in the corpus: {reason} ({link})")
+    say(f"4/5 workaround [finding {number}]")
+    item.spellings, item.hidden = spellings(
+        finding, item.minimal, case, run.plan, run.settings, first
+    )
+    shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
+    say(f"  fixes: {', '.join(shipped) or 'no rewrite of the original'}")
+    for rewrite, release, summary in item.hidden:
+        say(f"  behind it: spelled {rewrite}, the model fails another way on "
+            f"{finding.package} {release}: {clip(summary, 150)}")  # fmt: skip
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    config, _ = follow_axes(args, load_config(args.config))
+    case = load_case(args)
+    path: Path = args.model
+    check_plan_options(args)
+    out: Path = args.out or Path("reports") / "triage" / slug(path.stem)
+    _, plan = resolve_plan(args, config)
+    if len({c.pins for c in plan.cells}) > 1:
+        raise UsageError(
+            "triage compares onnx and onnxruntime releases; an extra axis (--pkg, "
+            "[tool.compat.axes]) multiplies them: pin the other package with --with PKG==V"
+        )
+    settings = settings_of(args, config)
+    settings.work_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="triage-", dir=settings.work_dir))
+    run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(args, config),
+              work, default_corpus(args.config))  # fmt: skip
+    try:
+        nodes = len(case.model.graph.node)
+        say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}, "
+            f"checks {', '.join(case.checks)}")  # fmt: skip
+        first, findings, flaky = where(run, case)
+        pending = [(case, first, findings, "")]
+        triaged: list[Triaged] = []
+        while pending and len(triaged) < MOST_FINDINGS:
+            source, report, found, behind = pending.pop(0)
+            for finding in found:
+                if any(
+                    t.finding.check == finding.check
+                    and same_way(t.finding.signature, finding.signature)
+                    for t in triaged
+                ):
+                    continue  # fmt: skip
+                item = Triaged(finding, nodes, behind=behind)
+                triaged.append(item)
+                earlier = [t.minimal for t in triaged if t.minimal]
+                triage_one(run, item, source, report, len(triaged), earlier)
+                for rewrite, _, _ in item.hidden[:1]:  # what this failure hides: triaged next
+                    spelled = only_check(
+                        replace(source, id=f"{source.id}~{rewrite}",
+                                model=REWRITES[rewrite].function(source.model).model),  # type: ignore[union-attr]
+                        finding.check,
+                    )  # fmt: skip
+                    say(f"1/5 where, behind finding {len(triaged)}: the model spelled {rewrite}")
+                    report_s, found_s, _ = where(run, spelled)
+                    how = (f"once finding {len(triaged)} is worked around (the model spelled "
+                           f"`{rewrite}`)")  # fmt: skip
+                    pending.append((spelled, report_s, found_s, how))
+        say("5/5 report")
+        written = write_triage(out, path, case, first, triaged, flaky)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for line in written:
+        say(f"  {line}")
+    for number, item in enumerate(triaged, 1):
+        minimal = item.minimal
+        shape = (
+            f"{describe(minimal.model)} ({', '.join(n.op_type for n in minimal.model.graph.node)})"
+            if minimal
+            else "no minimal model"
+        )
+        shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
+        say(
+            f"finding {number}: {item.finding.title()}; {item.finding.boundary()}; minimal: "
+            f"{shape}; workaround: {', '.join(shipped) or 'none found'}"
+        )
+    say(
+        f"triaged in {time.monotonic() - started:.1f} s: {plural(len(triaged), 'finding')}; "
+        f"{out / 'report.md'}"
+    )
+    return 0

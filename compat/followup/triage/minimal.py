@@ -1,0 +1,182 @@
+"""Phase 3 of triage, the minimal model: the reduction (compat/followup/reduce.py) of
+the model while it fails like the finding on the failing release and passes on the
+passing one, every candidate run by one long-lived worker per release."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from compat.case import Case
+from compat.corpus import CaseFiles, write_case
+from compat.envs import Environment, existing_env
+from compat.errors import CompatError
+from compat.followup.cut import nodes_in_bodies
+from compat.followup.reduce import reduce
+from compat.followup.triage.common import only_check, plural, say
+from compat.followup.triage.findings import Finding, same_way, signature_of, state
+from compat.matrix import Cell
+from compat.outcomes import CellRecord, CheckResult
+from compat.run import Settings
+from compat.served import ServedWorker
+
+
+@dataclass
+class Minimal:
+    model: onnx.ModelProto
+    feeds: dict[str, np.ndarray]
+    tried: int
+    bad: CheckResult  # the minimal model's result on the failing release
+    good: CheckResult | None  # and on the passing one
+    bad_record: CellRecord  # the failing cell's
+    good_record: CellRecord | None  # the passing cell's
+    files: CaseFiles
+    note: str = ""  # said when it could not be made smaller
+
+
+def _env(cell: Cell, settings: Settings) -> Environment:
+    env = existing_env(cell, settings.envs_dir, settings.python)
+    if env is None:  # built by the matrix or the bisection; never missing in practice
+        raise CompatError(f"{cell.id}: its environment is gone; run triage again")
+    return env
+
+
+def minimal_model(
+    finding: Finding,
+    case: Case,
+    values: dict[str, Any],
+    settings: Settings,
+    work: Path,
+    earlier: list[Minimal],
+) -> Minimal:
+    """The smallest model that fails like the finding on its failing release and, when
+    a release passes, passes there: candidates run in one served worker per release.
+    An earlier finding's minimal model that shows this one too is where it starts."""
+    good_cell = finding.good_cell
+    bad_env = _env(finding.bad_cell, settings)
+    good_env = _env(good_cell, settings) if good_cell else None
+    with (
+        ServedWorker(bad_env, work / "bad", settings.timeout) as bad,
+        ServedWorker(good_env, work / "good", settings.timeout) if good_env else _Nothing() as good,
+    ):
+        fails = SameFailure(finding, case, work / "candidates", bad.run, good.run if good else None)
+        last = fails.last
+
+        shown = [size(case.model)]
+        say(
+            f"  reducing {describe(case.model)} on {finding.bad_cell.id}"
+            + (f", keeping it passing on {good_cell.id}" if good_cell else "")
+        )
+
+        tops = [len(case.model.graph.node)]
+
+        def progress(model: onnx.ModelProto, tried: int) -> None:
+            inlined = len(model.graph.node) > tops[-1]  # more at the top: an If's branch
+            tops.append(len(model.graph.node))
+            if inlined or size(model) <= shown[-1] * 3 // 4 or size(model) <= 3:
+                shown.append(size(model))
+                how = ", an If replaced by the branch it takes" if inlined else ""
+                say(f"    {describe(model)} ({plural(tried, 'candidate')}{how})")
+
+        start = next((m for m in earlier if fails(m.model, m.feeds)), None)
+        if start is not None:
+            say(
+                f"    the minimal model of an earlier finding shows this one too: "
+                f"{len(start.model.graph.node)} nodes"
+            )
+            reduced = reduce(start.model, start.feeds, fails, progress)
+        else:
+            reduced = reduce(case.model, case.inputs, fails, progress, values)
+        if not last:  # the original itself was the smallest: evaluate it for the record
+            fails(reduced.model, reduced.feeds)
+    bad_result = CheckResult.from_dict({**last["bad"], "cell": finding.bad_cell.id})
+    good_result = (
+        CheckResult.from_dict({**last["good"], "cell": good_cell.id})
+        if good_cell and last["good"]
+        else None
+    )
+    workers = bad.started + (good.started if good else 0)
+    say(
+        f"  minimal: {describe(reduced.model)} "
+        f"({', '.join(n.op_type for n in reduced.model.graph.node)}), "
+        f"{plural(reduced.tried, 'candidate')}, {plural(workers, 'worker')}"
+    )
+    note = ""
+    if start is None and size(reduced.model) == size(case.model):
+        note = (
+            f"no smaller graph fails the same way ({reduced.tried} candidates): the "
+            "failure needs every node, or lies in what the graph declares rather than "
+            "in its nodes"
+        )
+        say(f"  {note}")
+    return Minimal(
+        reduced.model,
+        reduced.feeds,
+        reduced.tried,
+        bad_result,
+        good_result,
+        bad_env.record,
+        good_env.record if good_env else None,
+        last["files"],
+        note,
+    )
+
+
+Evaluate = Callable[[str, str, Path], dict[str, Any]]
+
+
+def size(model: onnx.ModelProto) -> int:
+    """Nodes at every depth: the top level and the subgraph bodies."""
+    return len(model.graph.node) + nodes_in_bodies(model.graph)
+
+
+def describe(model: onnx.ModelProto) -> str:
+    inner, top = nodes_in_bodies(model.graph), len(model.graph.node)
+    return f"{top} node{'s' * (top != 1)}" + (f" (+{inner} in subgraph bodies)" if inner else "")
+
+
+class SameFailure:
+    """The reduction's predicate: a candidate fails like the finding (same signature) on
+    the failing release and, when there is one, passes on the passing release. `bad` and
+    `good` run one check of a written case there and return its result record."""
+
+    def __init__(
+        self, finding: Finding, case: Case, work: Path, bad: Evaluate, good: Evaluate | None
+    ) -> None:
+        self.finding, self.case, self.work = finding, case, work
+        self.bad, self.good = bad, good
+        self.counter = itertools.count()
+        self.last: dict[str, Any] = {}  # the last candidate that failed the same way
+
+    def __call__(self, model: onnx.ModelProto, feeds: dict[str, Any]) -> bool:
+        check = self.finding.check
+        candidate = only_check(replace(self.case, model=model, inputs=feeds, extra_runs=()), check)
+        files = write_case(candidate, self.work / str(next(self.counter)))
+        got = self.bad(candidate.id, check, files.directory)
+        if state(got["outcome"]) != "bad" or not same_way(
+            signature_of(got), self.finding.signature
+        ):
+            return False
+        passed = self.good(candidate.id, check, files.directory) if self.good else None
+        if passed is not None and state(passed["outcome"]) != "good":
+            return False
+        self.last.update(bad=got, good=passed, files=files)
+        return True
+
+
+class _Nothing:
+    """No worker: a finding with no passing release reduces against the failing one."""
+
+    started = 0
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

@@ -1,0 +1,165 @@
+"""Phase 4 of triage, the workaround: every rewrite of the catalogue (compat/rewrites.py)
+on the original and the minimal model, run on the finding's axis; and the known bugs
+of the corpus that look like the finding."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+import onnx
+
+from compat.case import Case
+from compat.corpus import Corpus
+from compat.followup.triage.common import FAMILY, only_check, plural, say
+from compat.followup.triage.findings import Finding, same_way, signature_of, state
+from compat.followup.triage.minimal import Minimal
+from compat.matrix import Plan
+from compat.progress import Progress
+from compat.report import Report
+from compat.rewrites import BY_NAME as REWRITES
+from compat.rewrites import CATALOGUE, mutated
+from compat.run import Settings, run_matrix
+from compat.versions import in_range, version_key
+
+
+@dataclass
+class Spelling:
+    """One rewrite of the original or the minimal model, run on the finding's axis."""
+
+    rewrite: str
+    description: str
+    model: str  # "original" | "minimal"
+    states: dict[str, str]  # release -> bad/good/-
+    fixes: bool  # every failing release passes, no passing release fails
+    breaks: list[str]  # releases that passed and fail under it
+    new_failures: list[str] = field(default_factory=list)  # other checks it breaks (check@cell)
+
+    @property
+    def passes_everywhere(self) -> bool:
+        return all(s == "good" for s in self.states.values()) and not self.new_failures
+
+
+def spellings(
+    finding: Finding,
+    minimal: Minimal | None,
+    case: Case,
+    plan: Plan,
+    settings: Settings,
+    first: Report,
+) -> tuple[list[Spelling], list[tuple[str, str, str]]]:
+    """Every rewrite of the original and the minimal model, the finding's check run on
+    its axis (the matrix's releases and the bisected boundary): which fix it, which
+    break a passing release. A fix of the original also runs every other check on the
+    whole plan: a workaround should not trade one failure for another. Also returns
+    (rewrite, release, result) where a rewrite that fixes the minimal model leaves the
+    original failing another way: a second failure hiding behind this one."""
+    check, package = finding.check, finding.package
+    cells = list(
+        dict.fromkeys(
+            [
+                *plan.axes.get(package, ()),
+                finding.bad_cell,
+                *([finding.good_cell] if finding.good_cell else []),
+            ]
+        )
+    )
+    cells.sort(key=lambda c: version_key(c.version(package)))
+    bases = {"original": only_check(case, check, f"{FAMILY}.original")}
+    if minimal is not None:
+        bases["minimal"] = only_check(
+            replace(case, model=minimal.model, inputs=minimal.feeds, extra_runs=()),
+            check,
+            f"{FAMILY}.minimal",
+        )
+    cases = [*bases.values(), *(v for base in bases.values() for v in mutated(base, CATALOGUE))]
+    say(f"  {len(cases) - len(bases)} spellings × {len(cells)} releases of {package}")
+    axis_plan = Plan(tuple(cells), {package: tuple(cells)}, cross=False)
+    report = run_matrix(
+        axis_plan, Corpus(cases, {FAMILY: "triage"}), settings, Progress(len(cells), live=False)
+    )
+    by_case: dict[str, dict[str, str]] = {}
+    versions = {c.id: c.version(package) for c in cells}
+    for result in report.results:
+        by_case.setdefault(result.case, {})[versions[result.cell]] = state(result.outcome) or "-"
+    found = []
+    for name, base in bases.items():
+        before = by_case.get(base.id, {})
+        for variant in (c for c in cases if c.id.startswith(base.id + "~")):
+            after = by_case.get(variant.id, {})
+            failing = [v for v, s in before.items() if s == "bad"]
+            breaks = [v for v, s in before.items() if s == "good" and after.get(v) == "bad"]
+            fixes = bool(failing) and all(after.get(v) == "good" for v in failing) and not breaks
+            rewrite = variant.id.split("~", 1)[1]
+            described = REWRITES[rewrite].description
+            found.append(Spelling(rewrite, described, name, after, fixes, breaks))
+    shipped = [s for s in found if s.model == "original" and s.fixes]
+    if shipped:
+        _other_checks(shipped, case, plan, settings, first)
+    originals = {s.rewrite: s for s in found if s.model == "original"}
+    hidden: list[tuple[str, str, str]] = []
+    results = {(r.case, r.cell): r for r in report.results}
+    for spelling in found:
+        same = originals.get(spelling.rewrite)
+        if spelling.model != "minimal" or not spelling.fixes or same is None or same.fixes:
+            continue
+        for cell in cells:
+            got = results.get((f"{bases['original'].id}~{spelling.rewrite}", cell.id))
+            if (
+                got is not None
+                and state(got.outcome) == "bad"
+                and not same_way(signature_of(got), finding.signature)
+            ):
+                hidden.append((spelling.rewrite, cell.version(package), got.summary))
+                break
+    return found, hidden
+
+
+def _other_checks(
+    fixes: list[Spelling], case: Case, plan: Plan, settings: Settings, first: Report
+) -> None:
+    """Every check of each fixing spelling of the original on the whole plan, against
+    the original's results there: what it newly breaks."""
+    variants = {v.id.split("~", 1)[1]: v for v in mutated(case, CATALOGUE)}
+    chosen = [variants[s.rewrite] for s in fixes if s.rewrite in variants]
+    say(f"  {plural(len(chosen), 'fix')} of the original: every check on {len(plan.cells)} cells")
+    report = run_matrix(
+        plan, Corpus(chosen, {FAMILY: "triage"}), settings, Progress(len(plan.cells), live=False)
+    )
+    before = {(r.cell, r.check): state(r.outcome) for r in first.results}
+    for spelling in fixes:
+        variant_id = f"{case.id}~{spelling.rewrite}"
+        spelling.new_failures = sorted(
+            f"{r.check}@{r.cell}"
+            for r in report.results
+            if r.case == variant_id
+            and state(r.outcome) == "bad"
+            and before.get((r.cell, r.check)) == "good"
+        )
+
+
+def known_like(
+    finding: Finding, minimal: onnx.ModelProto | None, cases: list[Case]
+) -> list[tuple[str, str]]:
+    """Known bugs the corpus records that look like this finding: the same package and
+    check, a release range holding the failing release and not the passing one, on a
+    case whose operators the minimal model all has; those whose reason shares most
+    words with the failure's message first."""
+    if minimal is None:
+        return []
+    ops = {n.op_type for n in minimal.graph.node}
+    bad = finding.bad_cell.version(finding.package)
+    good = finding.good_cell.version(finding.package) if finding.good_cell else None
+    found: dict[str, str] = {}
+    for case in cases:
+        if not {n.op_type for n in case.model.graph.node} <= ops:
+            continue
+        for known in case.known:
+            if (known.package == finding.package and finding.check in known.checks
+                    and in_range(bad, known.versions)
+                    and (good is None or not in_range(good, known.versions))):  # fmt: skip
+                found.setdefault(known.link, known.reason)
+    words = set(re.findall(r"[a-z]+", finding.result.detail.lower()))
+    shared = {link: len(words & set(re.findall(r"[a-z]+", r.lower()))) for link, r in found.items()}
+    best_first = sorted(found, key=lambda link: -shared[link])  # the likeliest first
+    return [(found[link], link) for link in best_first]
