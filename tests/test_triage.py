@@ -213,6 +213,7 @@ def test_a_failure_hiding_behind_another_is_triaged_too(tmp_path: Path, shared_s
     first, second = document["findings"]
     assert first["minimal"]["op_types"] == ["Split"] and not first["behind"]
     assert first["hidden"][0]["rewrite"] == "optional_input_omitted"
+    assert first["followed"] == [2]
     assert second["minimal"]["op_types"] == ["MatMul"]
     assert "optional_input_omitted" in second["behind"]
     assert (second["last_bad"], second["first_good"]) == ("1.31.1", "1.32.0")

@@ -91,11 +91,11 @@ def reduce(
 def _unused_inputs_dropped(
     model: onnx.ModelProto, feeds: Feeds, fails: Predicate
 ) -> tuple[onnx.ModelProto, Feeds]:
-    """The model without graph inputs no node reads (a cut branch leaves some), when it
-    still fails that way without them."""
+    """The model without graph inputs and initializers no node reads (a cut branch
+    leaves some), when it still fails that way without them."""
     read = {n for node in model.graph.node for n in outer_names(node)}
     read |= {o.name for o in model.graph.output}
-    unused = [i.name for i in model.graph.input if i.name not in read]
+    unused = {i.name for i in [*model.graph.input, *model.graph.initializer]} - read
     if not unused:
         return model, feeds
     slim = onnx.ModelProto()
@@ -103,6 +103,9 @@ def _unused_inputs_dropped(
     kept = [i for i in slim.graph.input if i.name not in unused]
     del slim.graph.input[:]
     slim.graph.input.extend(kept)
+    needed = [t for t in slim.graph.initializer if t.name not in unused]
+    del slim.graph.initializer[:]
+    slim.graph.initializer.extend(needed)
     slim_feeds = {k: v for k, v in feeds.items() if k not in unused}
     return (slim, slim_feeds) if fails(slim, slim_feeds) else (model, feeds)
 

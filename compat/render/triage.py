@@ -20,7 +20,7 @@ import onnx.printer
 from compat.cell.checks import BY_NAME
 from compat.followup.cut import nodes_in_bodies
 from compat.followup.repro import write_script
-from compat.followup.triage.common import clip
+from compat.followup.triage.common import clip, plural
 from compat.versions import version_key
 
 if TYPE_CHECKING:
@@ -82,21 +82,27 @@ def _workarounds(item: Triaged) -> list[str]:
             "- original model: no rewrite in the catalogue makes the failing releases pass"
         )
     for rewrite, release, summary in item.hidden:
+        follow = (
+            f"triaged as finding {', '.join(map(str, item.followed))}, on that spelling"
+            if item.followed
+            else f"triage that spelling (`python -m compat variants MODEL.onnx --rewrites "
+            f"{rewrite}`, then `nox -s triage` on it)"
+        )
         lines.append(f"- the original spelled `{rewrite}` no longer fails this way, but on "
                      f"{item.finding.package} {release} it fails another way: "
-                     f"{clip(summary, 300)}. A second failure hides behind this one: triage "
-                     f"that spelling (`python -m compat variants MODEL.onnx --rewrites "
-                     f"{rewrite}`, then `nox -s triage` on it)")  # fmt: skip
+                     f"{clip(summary, 300)}. A second failure hides behind this one: "
+                     f"{follow}")  # fmt: skip
     for model in ("original", "minimal"):
         fixes = [s for s in item.spellings if s.model == model and s.fixes]
         for s in fixes:
-            extra = (
-                "; every other check holds on every cell"
-                if model == "original" and not s.new_failures
-                else f"; but it newly fails {', '.join(s.new_failures[:5])}"
-                if s.new_failures
-                else ""
-            )
+            extra = ""
+            if s.new_failures:
+                extra = f"; but it newly fails {', '.join(s.new_failures[:5])}"
+            elif model == "original" and s.still_failing:
+                extra = (f"; it adds no failure, and {', '.join(s.still_failing[:5])} still "
+                         "fail as they do on the model as written")  # fmt: skip
+            elif model == "original":
+                extra = "; every other check holds on every cell"
             lines.append(
                 f"- {model} model, `{s.rewrite}` ({s.description}): the failing "
                 f"releases pass and no passing release fails{extra}"
@@ -117,7 +123,12 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
     finding, minimal = item.finding, item.minimal
     check = finding.check
     what = BY_NAME[check].what if check in BY_NAME else check
-    lines = [f"## {finding.title()}", ""]
+    ops = ", ".join(n.op_type for n in minimal.model.graph.node) if minimal else ""
+    lines = [f"## {number}. {finding.title()}" + (f" ({clip(ops, 60)})" if ops else ""), ""]
+    if finding.kind == "always":
+        lines += [f"No release tried passes: this may be a defect of the model itself (a "
+                  f"declaration, a type, an attribute) rather than of {finding.package}; "
+                  "the message below says what is refused.", ""]  # fmt: skip
     if item.behind:
         lines += [f"This failure shows {item.behind}; the minimal model below comes from "
                   "that spelling.", ""]  # fmt: skip
@@ -128,7 +139,7 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
         "",
         f"**Since when:** {boundary}."
         + (
-            f" Releases tested by bisection: "
+            f" Releases tested beyond the run: "
             f"{', '.join(f'{v} {finding.tested[v]}' for v in _by_release(finding.tested))}."
             if finding.tested
             else ""
@@ -153,7 +164,7 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
         lines += [
             "",
             f"### Minimal model ({len(minimal.model.graph.node)} of "
-            f"{item.original_nodes} nodes: {ops}"
+            f"{plural(item.original_nodes, 'node')}: {ops}"
             + (
                 f"; {inner} more in subgraph bodies"
                 if (inner := nodes_in_bodies(minimal.model.graph))
@@ -235,6 +246,7 @@ def _summary(item: Triaged, folder: str) -> dict[str, Any]:
                 "model": s.model,
                 "passes_everywhere": s.passes_everywhere,
                 "new_failures": s.new_failures,
+                "still_failing": s.still_failing,
             }
             for s in item.spellings
             if s.fixes
@@ -247,6 +259,7 @@ def _summary(item: Triaged, folder: str) -> dict[str, Any]:
         "hidden": [{"rewrite": r, "release": v, "result": t} for r, v, t in item.hidden],
         "known": [{"reason": reason, "link": link} for reason, link in item.known],
         "behind": item.behind,
+        "followed": item.followed,
         "report": f"{folder}/report.md",
     }
 
@@ -282,21 +295,28 @@ def write_triage(
                     "".join(f"{k}=={v}\n" for k, v in pins)
                 )
         section = finding_markdown(item, model_path, number)
-        (directory / "report.md").write_text(f"# {model_path.name}: {section[3:]}")
+        title = re.sub(r"^## \d+\. ", "", section)
+        (directory / "report.md").write_text(f"# {model_path.name}: {title}")
         sections.append(section)
         summaries.append(_summary(item, folder))
         files = sorted(p.name for p in directory.iterdir())
         written.append(f"{directory}/: {', '.join(files)}")
-    cells = ", ".join(c.id for c in first.cells)
+    built = [c.id for c in first.cells if c not in first.broken_cells]
     head = [
         f"# Triage of {model_path.name}",
         "",
-        f"{len(case.model.graph.node)} nodes; checks {', '.join(case.checks)}; cells {cells}; "
-        f"host Python {platform.python_version()}.",
+        f"{plural(len(case.model.graph.node), 'node')}; checks {', '.join(case.checks)}; "
+        f"cells {', '.join(built)}; host Python {platform.python_version()}.",
         "",
-        f"{len(triaged)} finding(s)."
+    ]
+    for cell in first.broken_cells:
+        reason = cell.detail.strip().splitlines()[0] if cell.detail.strip() else ""
+        head += [f"Not observed: {cell.id} could not be built ({cell.state.value}: "
+                 f"{clip(reason, 300)}).", ""]  # fmt: skip
+    head += [
+        f"{plural(len(triaged), 'finding')}."
         if triaged
-        else "No findings: every check behaves the same on every release tried.",
+        else "No findings: every check behaves the same on every release observed.",
         "",
     ]
     if flaky:

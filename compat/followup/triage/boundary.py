@@ -52,9 +52,9 @@ def since_when(
 
     def probe(version: str) -> str | None:
         cell = cells[version] = cell_of(version)
-        seen_before = finding.states.get(version)
-        if seen_before in ("bad", "good"):  # the matrix ran it already
-            return {"bad": "fail", "good": "pass"}[seen_before]
+        seen_before = finding.states.get(version) or finding.tested.get(version, "")
+        if seen_before.split(" ")[0] in ("bad", "good"):  # the matrix, or a probe, ran it
+            return {"bad": "fail", "good": "pass"}[seen_before.split(" ")[0]]
         got = _on([cell], single, settings, finding.check).get(cell.id)
         if got is None:
             say(f"    {package} {version}: cannot be installed here, skipped")
@@ -63,11 +63,13 @@ def since_when(
         same = seen == "bad" and same_way(signature_of(got), finding.signature)
         how = "fails the same way" if same else "fails another way" if seen == "bad" else seen
         say(f"    {package} {version}: {got.outcome.value}, {how or 'nothing observed'}")
-        finding.tested[version] = seen or "-"
+        finding.tested[version] = (seen or "-") + (
+            "" if same or seen != "bad" else " (another way)"
+        )
         return None if seen is None else {"bad": "fail", "good": "pass"}[seen]
 
     if finding.kind == "always" and not _beyond_the_axis(finding, available, probe, cell_of):
-        say(f"  no release of {package} tried passes: no boundary to find")
+        say(f"  no release of {package} tried passes: {finding.boundary()}")
         return
     good = finding.good_cell
     assert good is not None
@@ -104,13 +106,13 @@ def _beyond_the_axis(
     seen = sorted(finding.states, key=version_key)
     newest, oldest = available[-1] if available else "", available[0] if available else ""
     if newest and version_key(newest) > version_key(seen[-1]):
-        say(f"  fails on every release of the axis; the newest on the index, {newest}:")
+        say(f"  fails on every release of the run: trying the newest on the index, {newest}")
         if probe(newest) == "pass":
             finding.kind, finding.good_cell = "fixed", cell_of(newest)
             finding.last_bad, finding.first_good = seen[-1], newest
             return True
     if oldest and version_key(oldest) < version_key(seen[0]):
-        say(f"  and the oldest on the index, {oldest}:")
+        say(f"  trying the oldest on the index, {oldest}")
         if probe(oldest) == "pass":
             finding.kind = "regression"
             finding.bad_cell, finding.good_cell = cell_of(seen[0]), cell_of(oldest)

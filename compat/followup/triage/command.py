@@ -19,6 +19,7 @@ The phases, each a function of the one before:
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import shutil
 import tempfile
 import time
@@ -26,10 +27,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from compat.case import Case
+from compat.case import Case, KnownFailure
 from compat.config import Config, load_config
 from compat.corpus import Corpus, discover_cases
-from compat.dropin import load_model, model_case, model_runs, slug
+from compat.dropin import folder_known, load_model, model_case, model_runs, slug
 from compat.errors import UsageError
 from compat.followup.cut import intermediates
 from compat.followup.triage.boundary import since_when
@@ -63,6 +64,8 @@ class Triaged:
     known: list[tuple[str, str]] = field(default_factory=list)
     #: how it came to light when not in the model as given ("once finding 1 is …")
     behind: str = ""
+    #: the findings triaged from the failure hiding behind this one
+    followed: list[int] = field(default_factory=list)
 
 
 #: the most findings one triage follows (failures hiding behind others included)
@@ -79,6 +82,7 @@ class Run:
     fixed: tuple[str, ...]
     work: Path
     corpus: Path
+    declared: list[KnownFailure]  # known failures declared for this model
     loaded: list[Case] = field(default_factory=list)
     values: dict[str, dict[str, Any]] = field(default_factory=dict)  # case id -> intermediates
 
@@ -91,6 +95,17 @@ class Run:
         if not self.loaded:  # the corpus, read once, for the known bugs it records
             self.loaded.extend(discover_cases(self.corpus).cases)
         return self.loaded
+
+
+def declared_known(path: Path, case_id: str, config: Config) -> list[KnownFailure]:
+    """The known failures declared for this model: `[[known]]` in the compat.toml beside
+    it (globs over file names), `[[tool.compat.known]]` (globs over case ids, or here the
+    file name)."""
+    entries = [e for e in folder_known(path.parent) if fnmatch.fnmatch(path.name, e.cases)]
+    entries += [
+        e for e in config.known if any(fnmatch.fnmatch(n, e.cases) for n in (case_id, path.name))
+    ]
+    return [e.failure for e in entries]
 
 
 def load_case(args: argparse.Namespace) -> Case:
@@ -162,7 +177,7 @@ def triage_one(
         item.minimal_note = str(exc)
         say(f"  no minimal model: {exc}")
     item.known = known_like(finding, item.minimal.model if item.minimal else None,
-                            run.corpus_cases())  # fmt: skip
+                            run.corpus_cases(), run.declared)  # fmt: skip
     for reason, link in item.known:
         say(f"  known in the corpus: {reason} ({link})")
     say(f"4/5 workaround [finding {number}]")
@@ -193,16 +208,18 @@ def cmd_triage(args: argparse.Namespace) -> int:
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="triage-", dir=settings.work_dir))
     run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(args, config),
-              work, default_corpus(args.config))  # fmt: skip
+              work, default_corpus(args.config), declared_known(path, case.id, config))  # fmt: skip
     try:
         nodes = len(case.model.graph.node)
         say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}, "
             f"checks {', '.join(case.checks)}")  # fmt: skip
         first, findings, flaky = where(run, case)
-        pending = [(case, first, findings, "")]
+        pending: list[tuple[Case, Report, list[Finding], str, Triaged | None]] = [
+            (case, first, findings, "", None)
+        ]
         triaged: list[Triaged] = []
         while pending and len(triaged) < MOST_FINDINGS:
-            source, report, found, behind = pending.pop(0)
+            source, report, found, behind, origin = pending.pop(0)
             for finding in found:
                 if any(
                     t.finding.check == finding.check
@@ -212,6 +229,8 @@ def cmd_triage(args: argparse.Namespace) -> int:
                     continue  # fmt: skip
                 item = Triaged(finding, nodes, behind=behind)
                 triaged.append(item)
+                if origin is not None:
+                    origin.followed.append(len(triaged))
                 earlier = [t.minimal for t in triaged if t.minimal]
                 triage_one(run, item, source, report, len(triaged), earlier)
                 for rewrite, _, _ in item.hidden[:1]:  # what this failure hides: triaged next
@@ -224,7 +243,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
                     report_s, found_s, _ = where(run, spelled)
                     how = (f"once finding {len(triaged)} is worked around (the model spelled "
                            f"`{rewrite}`)")  # fmt: skip
-                    pending.append((spelled, report_s, found_s, how))
+                    pending.append((spelled, report_s, found_s, how, item))
         say("5/5 report")
         written = write_triage(out, path, case, first, triaged, flaky)
     finally:

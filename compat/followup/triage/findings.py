@@ -110,7 +110,8 @@ class Finding:
             return f"last bad {self.last_bad}, first good {self.first_good}"
         if self.kind == "regression":
             return f"last good {self.last_good}, first bad {self.first_bad}"
-        return f"fails on every {self.package} release tried ({', '.join(self.states)})"
+        tried = sorted({*self.states, *self.tested}, key=version_key)
+        return f"no {self.package} release tried passes ({', '.join(tried)})"
 
     def observed(self) -> str:
         """What the matrix saw, before any bisection: the two neighbouring releases."""

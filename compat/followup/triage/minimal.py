@@ -88,7 +88,7 @@ def minimal_model(
         if start is not None:
             say(
                 f"    the minimal model of an earlier finding shows this one too: "
-                f"{len(start.model.graph.node)} nodes"
+                f"{describe(start.model)}"
             )
             reduced = reduce(start.model, start.feeds, fails, progress)
         else:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import onnx
 
-from compat.case import Case
+from compat.case import Case, KnownFailure
 from compat.corpus import Corpus
 from compat.followup.triage.common import FAMILY, only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
@@ -34,10 +34,16 @@ class Spelling:
     fixes: bool  # every failing release passes, no passing release fails
     breaks: list[str]  # releases that passed and fail under it
     new_failures: list[str] = field(default_factory=list)  # other checks it breaks (check@cell)
+    #: checks that still fail under it, as they fail on the model as written (check@cell)
+    still_failing: list[str] = field(default_factory=list)
 
     @property
     def passes_everywhere(self) -> bool:
-        return all(s == "good" for s in self.states.values()) and not self.new_failures
+        return (
+            all(s == "good" for s in self.states.values())
+            and not self.new_failures
+            and not self.still_failing
+        )
 
 
 def spellings(
@@ -119,7 +125,7 @@ def _other_checks(
     fixes: list[Spelling], case: Case, plan: Plan, settings: Settings, first: Report
 ) -> None:
     """Every check of each fixing spelling of the original on the whole plan, against
-    the original's results there: what it newly breaks."""
+    the original's results there: what it newly breaks, and what still fails."""
     variants = {v.id.split("~", 1)[1]: v for v in mutated(case, CATALOGUE)}
     chosen = [variants[s.rewrite] for s in fixes if s.rewrite in variants]
     say(f"  {plural(len(chosen), 'fix')} of the original: every check on {len(plan.cells)} cells")
@@ -136,28 +142,39 @@ def _other_checks(
             and state(r.outcome) == "bad"
             and before.get((r.cell, r.check)) == "good"
         )
+        spelling.still_failing = sorted(
+            f"{r.check}@{r.cell}"
+            for r in report.results
+            if r.case == variant_id
+            and state(r.outcome) == "bad"
+            and before.get((r.cell, r.check)) != "good"
+        )
 
 
 def known_like(
-    finding: Finding, minimal: onnx.ModelProto | None, cases: list[Case]
+    finding: Finding,
+    minimal: onnx.ModelProto | None,
+    cases: list[Case],
+    declared: list[KnownFailure] = (),  # type: ignore[assignment]
 ) -> list[tuple[str, str]]:
-    """Known bugs the corpus records that look like this finding: the same package and
-    check, a release range holding the failing release and not the passing one, on a
-    case whose operators the minimal model all has; those whose reason shares most
-    words with the failure's message first."""
-    if minimal is None:
-        return []
-    ops = {n.op_type for n in minimal.graph.node}
+    """Known bugs that look like this finding: the same package and check, a release
+    range holding the failing release and not the passing one; declared for this model
+    (`declared`: a drop-in folder's compat.toml, [[tool.compat.known]]), or recorded by
+    a corpus case whose operators the minimal model all has. Those whose reason shares
+    most words with the failure's message first."""
     bad = finding.bad_cell.version(finding.package)
     good = finding.good_cell.version(finding.package) if finding.good_cell else None
-    found: dict[str, str] = {}
-    for case in cases:
-        if not {n.op_type for n in case.model.graph.node} <= ops:
-            continue
-        for known in case.known:
-            if (known.package == finding.package and finding.check in known.checks
-                    and in_range(bad, known.versions)
-                    and (good is None or not in_range(good, known.versions))):  # fmt: skip
+
+    def like(known: KnownFailure) -> bool:
+        return (known.package == finding.package and finding.check in known.checks
+                and in_range(bad, known.versions)
+                and (good is None or not in_range(good, known.versions)))  # fmt: skip
+
+    found = {k.link: k.reason for k in declared if like(k)}
+    ops = {n.op_type for n in minimal.graph.node} if minimal is not None else set()
+    for case in cases if minimal is not None else []:
+        if {n.op_type for n in case.model.graph.node} <= ops:
+            for known in filter(like, case.known):
                 found.setdefault(known.link, known.reason)
     words = set(re.findall(r"[a-z]+", finding.result.detail.lower()))
     shared = {link: len(words & set(re.findall(r"[a-z]+", r.lower()))) for link, r in found.items()}
