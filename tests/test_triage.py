@@ -354,3 +354,5 @@ def test_silero_vad_a_model_nobody_here_wrote(tmp_path: Path, shared_state: Path
     assert "Unable to find input" in finding["detail"]
     assert finding["minimal"]["op_types"] == ["LSTM", "Squeeze"]
     assert finding["minimal"]["nodes_in_bodies"] == 0
+    # the known failure declared beside the model (tests/data/real_models/compat.toml)
+    assert finding["known"][0]["link"] == "https://github.com/onnx/onnx/pull/7664"

@@ -179,7 +179,7 @@ def triage_one(
     item.known = known_like(finding, item.minimal.model if item.minimal else None,
                             run.corpus_cases(), run.declared)  # fmt: skip
     for reason, link in item.known:
-        say(f"  known in the corpus: {reason} ({link})")
+        say(f"  a known bug like it: {reason} ({link})")
     say(f"4/5 workaround [finding {number}]")
     item.spellings, item.hidden = spellings(
         finding, item.minimal, case, run.plan, run.settings, first
