@@ -158,14 +158,18 @@ def _cut_branch(
         return model, feeds, tried
     while True:
         current, current_feeds = model, feeds
-        size = len(taken_branch(model.graph.node[index], inner, which).node)  # type: ignore[union-attr]
+        branch = taken_branch(model.graph.node[index], inner, which)
+        if branch is None:
+            return model, feeds, tried
+        size = len(branch.node)
         model, feeds, tried = _ddmin(
             size,
             lambda keep: branch_candidate(current, index, keep, inner, current_feeds, which),  # noqa: B023
             (model, feeds), fails, progress, tried, least=0,  # a branch may just pass values on
         )  # fmt: skip
         flat = None  # an If inside the branch replaced by the branch it takes
-        for nested in range(len(taken_branch(model.graph.node[index], inner, which).node)):  # type: ignore[union-attr]
+        cut_branch = taken_branch(model.graph.node[index], inner, which)
+        for nested in range(len(cut_branch.node) if cut_branch is not None else 0):
             candidate_model = inline_if(model, index, inner, nested, which)
             if candidate_model is not None:
                 tried += 1

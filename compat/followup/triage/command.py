@@ -234,11 +234,11 @@ def cmd_triage(args: argparse.Namespace) -> int:
                 earlier = [t.minimal for t in triaged if t.minimal]
                 triage_one(run, item, source, report, len(triaged), earlier)
                 for rewrite, _, _ in item.hidden[:1]:  # what this failure hides: triaged next
-                    spelled = only_check(
-                        replace(source, id=f"{source.id}~{rewrite}",
-                                model=REWRITES[rewrite].function(source.model).model),  # type: ignore[union-attr]
-                        finding.check,
-                    )  # fmt: skip
+                    applied = REWRITES[rewrite].function(source.model)
+                    if applied is None:
+                        continue
+                    respelled = replace(source, id=f"{source.id}~{rewrite}", model=applied.model)
+                    spelled = only_check(respelled, finding.check)
                     say(f"1/5 where, behind finding {len(triaged)}: the model spelled {rewrite}")
                     report_s, found_s, _ = where(run, spelled)
                     how = (f"once finding {len(triaged)} is worked around (the model spelled "

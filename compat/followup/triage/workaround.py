@@ -5,6 +5,7 @@ of the corpus that look like the finding."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import onnx
@@ -155,7 +156,7 @@ def known_like(
     finding: Finding,
     minimal: onnx.ModelProto | None,
     cases: list[Case],
-    declared: list[KnownFailure] = (),  # type: ignore[assignment]
+    declared: Sequence[KnownFailure] = (),
 ) -> list[tuple[str, str]]:
     """Known bugs that look like this finding: the same package and check, a release
     range holding the failing release and not the passing one; declared for this model
