@@ -97,6 +97,13 @@ def _finding(document: dict[str, Any], check: str, package: str) -> dict[str, An
     return found[0]
 
 
+def _boundary(finding: dict[str, Any]) -> tuple[str, str, str]:
+    """(kind, the last release on one side, the first on the other), as the kind reads."""
+    if finding["kind"] == "regression":
+        return finding["kind"], finding["last_good"], finding["first_bad"]
+    return finding["kind"], finding["last_bad"], finding["first_good"]
+
+
 def _repro_in_fresh_venv(folder: Path, requirements: str, venv: Path) -> int:
     """repro.py run by a venv made here from the finding's requirements file."""
     subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], check=True)
@@ -115,9 +122,7 @@ def test_value_ints_pads_to_fixed_in_onnx_1_21_with_the_tensor_form_as_workaroun
     out = tmp_path / "out"
     document = _triage(path, shared_state, out, "--onnx", "1.20.1,1.21.0", "--axis", "onnx")
     finding = _finding(document, "shape_inference", "onnx")
-    assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
-        "fixed", "1.20.1", "1.21.0"
-    )  # fmt: skip
+    assert _boundary(finding) == ("fixed", "1.20.1", "1.21.0")
     assert "'pads' input must be a 1D" in finding["detail"]
     minimal = finding["minimal"]
     assert minimal["nodes"] <= 3 and "Pad" in minimal["op_types"]
@@ -145,9 +150,7 @@ def test_empty_matmul_reduces_to_one_node_fixed_in_onnxruntime_1_32(
     document = _triage(path, shared_state, out, "--ort", "1.31.1,1.32.0", "--axis",
                        "onnxruntime", "--check", "ort_run")  # fmt: skip
     finding = _finding(document, "ort_run", "onnxruntime")
-    assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
-        "fixed", "1.31.1", "1.32.0"
-    )  # fmt: skip
+    assert _boundary(finding) == ("fixed", "1.31.1", "1.32.0")
     assert finding["minimal"]["op_types"] == ["MatMul"]
     assert "cannot broadcast" in finding["detail"]
     folder = out / Path(finding["report"]).parent
@@ -165,9 +168,7 @@ def test_failing_on_every_release_of_the_axis_looks_beyond_it(
     document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.30.0", "--axis",
                        "onnxruntime", "--check", "ort_run")  # fmt: skip
     finding = _finding(document, "ort_run", "onnxruntime")
-    assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
-        "fixed", "1.31.1", "1.32.0"
-    )  # fmt: skip
+    assert _boundary(finding) == ("fixed", "1.31.1", "1.32.0")
     assert finding["tested"]["1.31.0"] == "bad"
 
 
@@ -179,9 +180,7 @@ def test_split_with_empty_name_is_worked_around_by_omitting_the_input(
     out = tmp_path / "out"
     document = _triage(path, shared_state, out, "--ort", "1.31.1,1.32.0", "--axis", "onnxruntime")
     finding = _finding(document, "ort_run", "onnxruntime")
-    assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
-        "fixed", "1.31.1", "1.32.0"
-    )  # fmt: skip
+    assert _boundary(finding) == ("fixed", "1.31.1", "1.32.0")
     assert "Split" in finding["minimal"]["op_types"] and finding["minimal"]["nodes"] <= 2
     rewrites = {(w["rewrite"], w["model"]) for w in finding["workarounds"]}
     assert ("optional_input_omitted", "original") in rewrites
@@ -216,7 +215,7 @@ def test_a_failure_hiding_behind_another_is_triaged_too(tmp_path: Path, shared_s
     assert first["followed"] == [2]
     assert second["minimal"]["op_types"] == ["MatMul"]
     assert "optional_input_omitted" in second["behind"]
-    assert (second["last_bad"], second["first_good"]) == ("1.31.1", "1.32.0")
+    assert _boundary(second) == ("fixed", "1.31.1", "1.32.0")
     # the corpus knows both bugs; the likeliest match comes first
     assert second["known"][0]["link"] == "https://github.com/microsoft/onnxruntime/issues/11895"
     assert "split.h" in first["known"][0]["link"]
@@ -232,9 +231,7 @@ def test_a_regression_is_bisected_between_matrix_releases(
     document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.20.1,1.22.0",
                        "--axis", "onnxruntime", "--check", "ort_run")  # fmt: skip
     finding = _finding(document, "ort_run", "onnxruntime")
-    assert (finding["kind"], finding["last_good"], finding["first_bad"]) == (
-        "regression", "1.20.1", "1.21.0"
-    )  # fmt: skip
+    assert _boundary(finding) == ("regression", "1.20.1", "1.21.0")
     assert finding["tested"]["1.21.0"] == "bad"  # a release no cell of the matrix had
     assert "shape [0, 8, 4], expected [0, 0, 4]" in finding["detail"]
     assert finding["minimal"]["op_types"].count("Reshape") == 2
@@ -348,9 +345,7 @@ def test_silero_vad_a_model_nobody_here_wrote(tmp_path: Path, shared_state: Path
     document = _triage(path, shared_state, tmp_path / "out", "--onnx", "1.22.0,1.23.0",
                        "--axis", "onnx", "--check", "reference")  # fmt: skip
     finding = _finding(document, "reference", "onnx")
-    assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
-        "fixed", "1.22.0", "1.23.0"
-    )  # fmt: skip
+    assert _boundary(finding) == ("fixed", "1.22.0", "1.23.0")
     assert "Unable to find input" in finding["detail"]
     assert finding["minimal"]["op_types"] == ["LSTM", "Squeeze"]
     assert finding["minimal"]["nodes_in_bodies"] == 0

@@ -161,13 +161,19 @@ def taken_branch(
 ) -> onnx.GraphProto | None:
     """The branch an If node takes on these values, or the one named `which` (None:
     no If, or no condition)."""
-    if node.op_type != "If" or node.domain not in ("", "ai.onnx") or node.input[0] not in values:
+    taken = which or taken_name(node, values)
+    if not taken:
         return None
-    taken = which or (
-        "then_branch" if bool(np.asarray(values[node.input[0]]).item()) else "else_branch"
-    )
     branch: onnx.GraphProto = next(a.g for a in node.attribute if a.name == taken)
     return branch
+
+
+def taken_name(node: onnx.NodeProto, values: Feeds) -> str:
+    """ "then_branch" or "else_branch": the branch an If node takes on these values; ""
+    for another node, or an If whose condition was not computed."""
+    if node.op_type != "If" or node.domain not in ("", "ai.onnx") or node.input[0] not in values:
+        return ""
+    return "then_branch" if bool(np.asarray(values[node.input[0]]).item()) else "else_branch"
 
 
 def _names(graph: onnx.GraphProto) -> set[str]:
@@ -218,6 +224,11 @@ def inline_if(
     if branch is None or nested >= len(branch.node):
         return None
     return flat if _inline(branch, nested, values, _names(flat.graph)) else None
+
+
+def node_count(model: onnx.ModelProto) -> int:
+    """Nodes at every depth: the top level and the subgraph bodies."""
+    return len(model.graph.node) + nodes_in_bodies(model.graph)
 
 
 def nodes_in_bodies(graph: onnx.GraphProto) -> int:

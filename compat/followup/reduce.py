@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import onnx
 
 from compat.followup.cut import (
@@ -24,9 +23,10 @@ from compat.followup.cut import (
     candidate,
     inline_if,
     intermediates,
-    nodes_in_bodies,
+    node_count,
     outer_names,
     taken_branch,
+    taken_name,
 )
 
 Predicate = Callable[[onnx.ModelProto, Feeds], bool]
@@ -81,9 +81,9 @@ def reduce(
             model = flat
             progress(model, tried)
             continue
-        before = _size(model)
+        before = node_count(model)
         model, feeds, tried = _cut_branches(model, feeds, values, fails, progress, tried)
-        if _size(model) >= before:
+        if node_count(model) >= before:
             return Reduced(*_unused_inputs_dropped(model, feeds, fails), tried)
         values = {**values, **feeds}  # what a cut branch now reads from the outer scope
 
@@ -110,10 +110,6 @@ def _unused_inputs_dropped(
     return (slim, slim_feeds) if fails(slim, slim_feeds) else (model, feeds)
 
 
-def _size(model: onnx.ModelProto) -> int:
-    return len(model.graph.node) + nodes_in_bodies(model.graph)
-
-
 def _cut_branches(
     model: onnx.ModelProto,
     feeds: Feeds,
@@ -127,10 +123,9 @@ def _cut_branches(
     If replaced by that branch, on the same feeds; an If inside a branch is replaced by
     its own taken branch when the model still fails that way."""
     for index in range(len(model.graph.node)):
-        node = model.graph.node[index]
-        if taken_branch(node, values) is None:
+        taken = taken_name(model.graph.node[index], values)
+        if not taken:
             continue
-        taken = "then_branch" if bool(np.asarray(values[node.input[0]]).item()) else "else_branch"
         other = "else_branch" if taken == "then_branch" else "then_branch"
         for which in (taken, other):
             model, feeds, tried = _cut_branch(

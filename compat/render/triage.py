@@ -310,9 +310,8 @@ def write_triage(
         "",
     ]
     for cell in first.broken_cells:
-        reason = cell.detail.strip().splitlines()[0] if cell.detail.strip() else ""
         head += [f"Not observed: {cell.id} could not be built ({cell.state.value}: "
-                 f"{clip(reason, 300)}).", ""]  # fmt: skip
+                 f"{clip(cell.summary, 300)}).", ""]  # fmt: skip
     head += [
         f"{plural(len(triaged), 'finding')}."
         if triaged

@@ -143,8 +143,7 @@ def where(run: Run, case: Case) -> tuple[Report, list[Finding], list[CheckResult
     first = run_matrix(plan, Corpus([case], {FAMILY: "triage"}), run.settings,
                        Progress(len(plan.cells)))  # fmt: skip
     for cell in first.broken_cells:
-        reason = cell.detail.strip().splitlines()[0] if cell.detail.strip() else ""
-        say(f"  {cell.id}: {cell.state.value}, not observed: {clip(reason, 150)}")
+        say(f"  {cell.id}: {cell.state.value}, not observed: {clip(cell.summary, 150)}")
     if len(first.broken_cells) == len(first.cells):
         raise UsageError(
             f"no cell could be built ({', '.join(c.id for c in first.cells)}), so "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from compat.case import Case
 from compat.corpus import CaseFiles, write_case
 from compat.envs import Environment, existing_env
 from compat.errors import CompatError
-from compat.followup.cut import nodes_in_bodies
+from compat.followup.cut import node_count, nodes_in_bodies
 from compat.followup.reduce import reduce
 from compat.followup.triage.common import only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
@@ -63,12 +64,15 @@ def minimal_model(
     good_env = _env(good_cell, settings) if good_cell else None
     with (
         ServedWorker(bad_env, work / "bad", settings.timeout) as bad,
-        ServedWorker(good_env, work / "good", settings.timeout) if good_env else _Nothing() as good,
+        # no passing release ("always"): candidates are judged on the failing one alone
+        ServedWorker(good_env, work / "good", settings.timeout)
+        if good_env
+        else nullcontext() as good,
     ):
         fails = SameFailure(finding, case, work / "candidates", bad.run, good.run if good else None)
         last = fails.last
 
-        shown = [size(case.model)]
+        shown = [node_count(case.model)]
         say(
             f"  reducing {describe(case.model)} on {finding.bad_cell.id}"
             + (f", keeping it passing on {good_cell.id}" if good_cell else "")
@@ -79,8 +83,8 @@ def minimal_model(
         def progress(model: onnx.ModelProto, tried: int) -> None:
             inlined = len(model.graph.node) > tops[-1]  # more at the top: an If's branch
             tops.append(len(model.graph.node))
-            if inlined or size(model) <= shown[-1] * 3 // 4 or size(model) <= 3:
-                shown.append(size(model))
+            if inlined or node_count(model) <= shown[-1] * 3 // 4 or node_count(model) <= 3:
+                shown.append(node_count(model))
                 how = ", an If replaced by the branch it takes" if inlined else ""
                 say(f"    {describe(model)} ({plural(tried, 'candidate')}{how})")
 
@@ -108,7 +112,7 @@ def minimal_model(
         f"{plural(reduced.tried, 'candidate')}, {plural(workers, 'worker')}"
     )
     note = ""
-    if start is None and size(reduced.model) == size(case.model):
+    if start is None and node_count(reduced.model) == node_count(case.model):
         note = (
             f"no smaller graph fails the same way ({reduced.tried} candidates): the "
             "failure needs every node, or lies in what the graph declares rather than "
@@ -131,14 +135,9 @@ def minimal_model(
 Evaluate = Callable[[str, str, Path], dict[str, Any]]
 
 
-def size(model: onnx.ModelProto) -> int:
-    """Nodes at every depth: the top level and the subgraph bodies."""
-    return len(model.graph.node) + nodes_in_bodies(model.graph)
-
-
 def describe(model: onnx.ModelProto) -> str:
     inner, top = nodes_in_bodies(model.graph), len(model.graph.node)
-    return f"{top} node{'s' * (top != 1)}" + (f" (+{inner} in subgraph bodies)" if inner else "")
+    return plural(top, "node") + (f" (+{inner} in subgraph bodies)" if inner else "")
 
 
 class SameFailure:
@@ -168,15 +167,3 @@ class SameFailure:
             return False
         self.last.update(bad=got, good=passed, files=files)
         return True
-
-
-class _Nothing:
-    """No worker: a finding with no passing release reduces against the failing one."""
-
-    started = 0
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
