@@ -206,21 +206,37 @@ def build_parser() -> argparse.ArgumentParser:
     merge_.set_defaults(func=host.cmd_merge)
 
     init = commands.add_parser(
-        "init", help="adopt onnx-compat here: [tool.compat] and a nox session, never overwriting"
+        "init",
+        help="set this project up to run the matrix: [tool.compat], nox sessions, .gitignore",
+        description="Reads this project (its declared onnx / onnxruntime ranges, "
+        "requires-python, test folder and test dependencies) and writes what is missing: "
+        "[tool.compat] in pyproject.toml, the nox sessions matrix, repro, bisect, triage and "
+        "report in noxfile.py, .gitignore entries and, with --ci, a CI workflow. Never "
+        "overwrites: a file that has its part already is left as it is. Then: nox -s matrix.",
     )
-    init.add_argument(
-        "--install",
-        default="onnx-compat",
-        metavar="SPEC",
-        help="what the nox session installs (default onnx-compat; a wheel path works)",
-    )
-    init.add_argument(
-        "--models", action="append", default=[], metavar="DIR",
-        help="a folder of your .onnx models (repeatable; default: models/ when it exists)",
-    )  # fmt: skip
     init.add_argument(
         "--run", action="append", default=[], metavar="[NAME=]CMD",
-        help="a command of yours to run in every cell, like 'tests=pytest -q' (repeatable)",
+        help="a command to run in every cell, passing on exit 0, like "
+        "'tests=python -m pytest -q tests' (repeatable; default: your tests/ folder)",
+    )  # fmt: skip
+    init.add_argument(
+        "--models", action="append", default=[], metavar="DIR",
+        help="a folder of your .onnx models to check in every cell (repeatable; default: "
+        "models/ when it exists)",
+    )  # fmt: skip
+    init.add_argument(
+        "--install", default="onnx-compat", metavar="SPEC",
+        help="what the nox sessions install to run onnx-compat: a release like "
+        "'onnx-compat==0.2' or a wheel file (default: onnx-compat)",
+    )  # fmt: skip
+    init.add_argument(
+        "--ci", choices=("github",),
+        help="also write a CI workflow: github writes .github/workflows/onnx-compat.yml, the "
+        "matrix spread over parallel jobs, their reports merged into one",
+    )  # fmt: skip
+    init.add_argument(
+        "--shards", type=int, default=4, metavar="N",
+        help="how many parallel jobs the workflow spreads the cells over (default 4)",
     )  # fmt: skip
     init.set_defaults(func=host.cmd_init)
     variants = commands.add_parser(

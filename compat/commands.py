@@ -172,17 +172,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    """Adopts onnx-compat in the current folder (compat/adopt.py); never overwrites."""
-    from compat.adopt import init
+    """`onnx-compat init`: compat/adopt/."""
+    from compat.adopt.init import cmd_init as adopt
 
-    project = Path.cwd()
-    models = args.models or (["models"] if (project / "models").is_dir() else [])
-    for folder in models:
-        if not (project / folder).is_dir():
-            raise UsageError(f"--models {folder}: no such folder here ({project})")
-    for line in init(project, args.install, models, args.run):
-        print(line)
-    return 0
+    return adopt(args)
 
 
 def cmd_annotations(args: argparse.Namespace) -> int:

@@ -1,0 +1,178 @@
+"""`onnx-compat init`: adopt onnx-compat in a project, reading the project, never
+overwriting. In order: `[tool.compat]` in pyproject.toml (its axes from the project's
+declared onnx / onnxruntime ranges, its test dependencies, its test command), the nox
+sessions, the `.gitignore` entries and, with `--ci github`, a workflow. Each file that
+has what `init` would write is left as it is, and the output says so, one line per file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from compat.adopt.axes import choose_axes
+from compat.adopt.ci import write_workflow
+from compat.adopt.declared import (
+    declared_ranges,
+    declared_test_sets,
+    read_pyproject,
+    set_requirements,
+)
+from compat.adopt.files import template, toml_list, write_gitignore
+from compat.adopt.guess import (
+    find_test_folder,
+    guess_requires,
+    imported_modules,
+    local_modules,
+    looks_like_pytest,
+    suite_command,
+)
+from compat.adopt.sessions import session_python, write_noxfile
+from compat.errors import UsageError
+from compat.index import releases as index_releases
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    """What `onnx-compat init` was asked for."""
+
+    install: str = "onnx-compat"
+    models: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+    ci: str | None = None
+    shards: int = 4
+
+
+@dataclass(frozen=True)
+class SuiteSetup:
+    """How the cells run the project's tests: the `run` entries, and the test
+    dependencies as `requires`, `groups` or `extras`, with what `init` says of them."""
+
+    runs: list[str]
+    requires: list[str]
+    groups: list[str]
+    extras: list[str]
+    said: list[str]
+
+    def toml(self) -> str:
+        """The lines of [tool.compat] naming the test dependencies."""
+        if self.groups:
+            return f"groups = [{toml_list(self.groups)}]  # installed in every cell"
+        if self.extras:
+            return f"extras = [{toml_list(self.extras)}]  # installed in every cell"
+        note = "  # test dependencies, resolved per cell" if self.requires else ""
+        return f"requires = [{toml_list(self.requires)}]{note}"
+
+
+def read_tests(project: Path, pyproject: dict[str, Any], runs: list[str]) -> SuiteSetup:
+    """The test command (unless `runs` are given) and test dependencies: a declared
+    test group or extra when there is one, else a guess from the test folder's imports."""
+    folder = find_test_folder(project)
+    groups, extras = declared_test_sets(pyproject)
+    if folder is None:
+        return SuiteSetup(runs, [], groups, extras, [])
+    imports = imported_modules(folder)
+    own = str(pyproject.get("project", {}).get("name", project.name))
+    guessed = guess_requires(imports, local_modules(project, folder), own)
+    pytest = looks_like_pytest(folder, imports, pyproject)
+    if pytest and "pytest" not in guessed:
+        guessed = sorted([*guessed, "pytest"], key=str.lower)
+    where = f"{folder.relative_to(project).as_posix()}/"
+    said = []
+    if groups or extras:
+        named = f"group {groups[0]}" if groups else f"extra {extras[0]}"
+        declared = set_requirements(pyproject, groups, extras)
+        unlisted = [d for d in guessed if canonicalize_name(d) not in declared]
+        said.append(f"test dependencies: the project's {named}"
+                    + (f"; {where} also imports {', '.join(unlisted)}: add them to it or to "
+                       "`requires`" if unlisted else ""))  # fmt: skip
+        guessed = []
+    elif guessed:
+        said.append(f"requires guessed from {where}: {', '.join(guessed)} — check it")
+    else:
+        said.append(f"requires: {where} imports nothing beyond onnx, onnxruntime and numpy")
+    if not runs:
+        runs = [suite_command(project, folder, pytest)]
+        said.append(f"run: {runs[0]}  (--run replaces it)")
+    return SuiteSetup(runs, guessed, groups, extras, said)
+
+
+def tool_compat(cases_dirs: list[str], tests: SuiteSetup, axes_toml: dict[str, str]) -> str:
+    """The `[tool.compat]` section: compat/templates/tool_compat.toml filled in."""
+    filled = {
+        "RUN": toml_list(tests.runs),
+        "CASES_DIRS": toml_list(cases_dirs),
+        "TEST_DEPENDENCIES": tests.toml(),
+        "ONNX_AXIS": axes_toml["onnx"],
+        "ORT_AXIS": axes_toml["onnxruntime"],
+    }
+    text = template("tool_compat.toml")
+    for key, value in filled.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+def write_tool_compat(
+    project: Path,
+    pyproject: dict[str, Any],
+    options: InitOptions,
+    releases: Callable[[str], list[str]],
+) -> list[str]:
+    path = project / "pyproject.toml"
+    existing = path.read_text() if path.is_file() else ""
+    if "[tool.compat" in existing:
+        return [f"{path.name}: has a [tool.compat] section already; left as it is"]
+    tests = read_tests(project, pyproject, options.runs)
+    axes, said = choose_axes(declared_ranges(path), releases)
+    text = tool_compat(options.models, tests, {a.package: a.toml() for a in axes})
+    with path.open("a") as f:
+        f.write(text if existing.endswith("\n") or not existing else "\n" + text)
+    done = f"{path.name}: [tool.compat] {'appended' if existing else 'written'}"
+    return [done, *(f"  {line}" for line in [*said, *tests.said])]
+
+
+def init(
+    project: Path,
+    options: InitOptions,
+    releases: Callable[[str], list[str]] = index_releases,
+) -> list[str]:
+    """Writes what is missing; returns one line per file saying what was done (and the
+    guesses to review), then the next command.
+
+    Args:
+        project: the project's root folder (its pyproject.toml, noxfile.py, .gitignore).
+        options: what the user asked for.
+        releases: the package index's releases with a wheel for this Python.
+    """
+    pyproject = read_pyproject(project / "pyproject.toml")
+    requires_python = str(pyproject.get("project", {}).get("requires-python", ""))
+    python, note = session_python(requires_python)
+    said = write_tool_compat(project, pyproject, options, releases)
+    said.append(write_noxfile(project, options.install, python))
+    if note:
+        said.append(f"  sessions run {note}")
+    said.append(write_gitignore(project))
+    if options.ci == "github":
+        said += write_workflow(project, options.install, python, options.shards)
+    said.append("next: nox -s matrix   (reports in reports/: compatibility.md, matrix.html)")
+    return said
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """`onnx-compat init`: adopts onnx-compat in the current folder; never overwrites."""
+    project = Path.cwd()
+    models = args.models or (["models"] if (project / "models").is_dir() else [])
+    for folder in models:
+        if not (project / folder).is_dir():
+            raise UsageError(f"--models {folder}: no such folder here ({project})")
+    if args.shards < 1:
+        raise UsageError(f"--shards {args.shards}: give at least 1")
+    options = InitOptions(args.install, models, args.run, args.ci, args.shards)
+    for line in init(project, options):
+        print(line)
+    return 0

@@ -1,0 +1,90 @@
+"""The noxfile `init` writes: one session per onnx-compat command that its output, the
+terminal and the README name (`nox -s matrix`, `nox -s repro -- …`), each installing
+onnx-compat once into its environment. An existing noxfile only gains what it lacks."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from compat.adopt.files import template
+
+#: the sessions, with the line `nox -l` shows for each
+SESSIONS = {
+    "matrix": "Your tests and models on every onnx / onnxruntime release of the config.",
+    "repro": "One cell rebuilt under exact pins: `nox -s repro -- onnx==1.18.0`.",
+    "bisect": "The first release where a result changes: `nox -s bisect -- --help`.",
+    "triage": "A failing model to an upstream report: `nox -s triage -- MODEL.onnx`.",
+    "report": "The reports rendered again from stored results, running nothing.",
+}
+
+#: the Pythons onnx-compat itself runs on, newest first
+HOST_PYTHONS = ("3.14", "3.13", "3.12", "3.11")
+
+
+def session_python(requires_python: str) -> tuple[str, str | None]:
+    """The interpreter of the sessions (and so of the cells): the running one when the
+    project's `requires-python` allows it, else the newest one onnx-compat runs on that
+    does; returns it and a note when it is not the running one."""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    try:
+        allowed = SpecifierSet(requires_python)
+    except InvalidSpecifier:
+        return running, f"requires-python {requires_python!r} is not a range; wrote {running}"
+    if allowed.contains(f"{running}.{sys.version_info.micro}", prereleases=True):
+        return running, None
+    for candidate in HOST_PYTHONS:
+        if any(allowed.contains(f"{candidate}.{micro}") for micro in (0, 99)):
+            return candidate, f"Python {candidate} (requires-python {requires_python})"
+    return running, (f"requires-python {requires_python} leaves no Python onnx-compat runs on "
+                     f"(3.11 or newer); wrote {running}")  # fmt: skip
+
+
+def defined_sessions(text: str) -> set[str]:
+    """The sessions a noxfile defines, by function name or `name=`."""
+    names = set(re.findall(r"^def\s+(\w+)\s*\(", text, re.M))
+    names |= set(re.findall(r"""name\s*=\s*["'](\w+)["']""", text))
+    return names & set(SESSIONS)
+
+
+def noxfile_text(existing: str, install: str, python: str) -> tuple[str, list[str]]:
+    """What to append to a noxfile that holds `existing` (empty: a new file), and the
+    sessions that adds."""
+    missing = [name for name in SESSIONS if name not in defined_sessions(existing)]
+    if not missing:
+        return "", []
+    imports = [m for m in ("pathlib", "nox") if not re.search(rf"^import {m}\b", existing, re.M)]
+    if existing:
+        parts = ["\n" + "".join(f"import {m}\n" for m in imports)] if imports else []
+    else:  # the standard library, a blank line, then nox: as isort sorts them
+        parts = [template("noxfile_head.py.in"), "import pathlib\n\nimport nox\n"]
+    if "def _onnx_compat(" not in existing:
+        parts.append(template("noxfile_compat.py.in").replace("@INSTALL@", json.dumps(install)))
+    for name in missing:
+        text = template("noxfile_session.py.in")
+        filled = {"PYTHON": f'"{python}"', "NAME": name, "DOC": SESSIONS[name]}
+        for key, value in filled.items():
+            text = text.replace(f"@{key}@", value)
+        parts.append(text)
+    return "".join(parts), missing
+
+
+def write_noxfile(project: Path, install: str, python: str) -> str:
+    """Writes or extends noxfile.py; the line that says what was done."""
+    path = project / "noxfile.py"
+    existing = path.read_text() if path.is_file() else ""
+    text, added = noxfile_text(existing, install, python)
+    if not added:
+        return f"{path.name}: has the sessions {', '.join(SESSIONS)}; left as it is"
+    with path.open("a") as f:
+        f.write(("\n" if existing and not existing.endswith("\n") else "") + text)
+    sessions = ", ".join(added)
+    if existing:
+        kept = [name for name in SESSIONS if name not in added]
+        there = f" ({', '.join(kept)} kept as they were)" if kept else ""
+        return f"{path.name}: sessions {sessions} appended{there}"
+    return f"{path.name}: written, sessions {sessions} (Python {python})"

@@ -1,0 +1,118 @@
+"""compat/adopt/declared.py: what a project declares, and "claims vs reality"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compat.adopt.declared import (
+    claims_line,
+    declared_ranges,
+    declared_test_sets,
+    read_pyproject,
+    set_requirements,
+)
+
+PYPROJECT = """\
+[project]
+name = "mine"
+dependencies = [
+  "onnx>=1.13",
+  "numpy",
+  "ONNXRuntime>=1.17; python_version >= '3.8'",
+  "onnxruntime<2; python_version >= '3.8'",
+  "protobuf<3; python_version < '3'",
+]
+[project.optional-dependencies]
+torch = ["torch>=2", "onnx<99"]
+test = ["pytest>=8", "hypothesis"]
+[dependency-groups]
+lint = ["ruff"]
+dev = [{include-group = "lint"}, "pytest", "ml_dtypes>=0.5"]
+"""
+
+
+def _project(tmp_path: Path, text: str = PYPROJECT) -> Path:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(text)
+    return path
+
+
+def test_declared_ranges_read_dependencies_then_extras(tmp_path: Path) -> None:
+    ranges = declared_ranges(_project(tmp_path))
+    assert ranges["onnx"] == ">=1.13"  # dependencies win over an extra's onnx<99
+    assert ranges["numpy"] == ""  # declared without a range
+    assert ranges["onnxruntime"] == "<2,>=1.17"  # both entries, names normalised
+    assert "protobuf" not in ranges  # its marker does not hold here
+    assert ranges["torch"] == ">=2"
+    assert declared_ranges(tmp_path / "none.toml") == {}
+
+
+def test_a_test_group_wins_over_a_test_extra_and_includes_are_followed(tmp_path: Path) -> None:
+    pyproject = read_pyproject(_project(tmp_path))
+    assert declared_test_sets(pyproject) == (["dev"], [])
+    assert set_requirements(pyproject, ["dev"], []) == {"ruff", "pytest", "ml-dtypes"}
+    without_groups = read_pyproject(_project(tmp_path, PYPROJECT.split("[dependency-groups]")[0]))
+    assert declared_test_sets(without_groups) == ([], ["test"])
+    assert set_requirements(without_groups, [], ["test"]) == {"pytest", "hypothesis"}
+
+
+ONNX = ["1.14.1", "1.16.2", "1.17.0", "1.18.0", "1.19.1", "1.20.1"]
+
+
+def _outcomes(failing: set[str], versions: list[str] = ONNX) -> list[tuple[str, str, bool]]:
+    return [("onnx", v, v not in failing) for v in versions]
+
+
+@pytest.mark.parametrize(
+    ("failing", "line"),
+    [
+        ({"1.16.2", "1.17.0", "1.18.0"},
+         "pyproject says onnx>=1.13; your tests fail on 1.16.2–1.18.0 "
+         "(passing up to 1.14.1 and from 1.19.1)"),
+        ({"1.14.1", "1.16.2"},
+         "pyproject says onnx>=1.13; your tests fail on 1.14.1–1.16.2 (passing from 1.17.0)"),
+        ({"1.19.1", "1.20.1"},
+         "pyproject says onnx>=1.13; your tests fail on 1.19.1–1.20.1 (passing up to 1.18.0)"),
+        ({"1.17.0"},
+         "pyproject says onnx>=1.13; your tests fail on 1.17.0 "
+         "(passing up to 1.16.2 and from 1.18.0)"),
+        ({"1.14.1", "1.17.0", "1.18.0", "1.20.1"},
+         "pyproject says onnx>=1.13; your tests fail on 1.14.1, 1.17.0–1.18.0 and 1.20.1 "
+         "(passing on the other 2 tested)"),
+        (set(),
+         "pyproject says onnx>=1.13; your tests pass on every release tested (1.14.1–1.20.1)"),
+        (set(ONNX),
+         "pyproject says onnx>=1.13; your tests fail on every release tested (1.14.1–1.20.1)"),
+    ],
+)  # fmt: skip
+def test_claims_line_words_each_shape_of_failure(failing: set[str], line: str) -> None:
+    assert claims_line({"onnx": ">=1.13"}, _outcomes(failing)) == line
+
+
+def test_claims_line_weighs_only_releases_inside_the_declared_range() -> None:
+    outcomes = _outcomes({"1.14.1", "1.16.2"})  # both below the declared range
+    assert claims_line({"onnx": ">=1.17"}, outcomes) == (
+        "pyproject says onnx>=1.17; your tests pass on every release tested (1.17.0–1.20.1)"
+    )
+    assert claims_line({"onnx": ">=1.21"}, outcomes) is None  # nothing tested in range
+    assert claims_line({"numpy": ">=1"}, outcomes) is None  # onnx declares nothing
+    assert claims_line({"onnx": ""}, _outcomes({"1.20.1"}), what="its checks") == (
+        "pyproject says any onnx; its checks fail on 1.20.1 (passing up to 1.19.1)"
+    )
+
+
+def test_claims_line_orders_releases_and_a_release_failing_once_fails() -> None:
+    outcomes = [
+        ("onnxruntime", "1.20.1", True),
+        ("onnxruntime", "1.9.0", True),
+        ("onnxruntime", "1.32.0", False),
+        ("onnxruntime", "1.20.1", False),  # the same release in another cell
+        ("onnx", "1.18.0", True),
+    ]
+    assert claims_line({"onnxruntime": ">=1.9", "onnx": ">=1.13"}, outcomes) == (
+        "pyproject says onnxruntime>=1.9; your tests fail on 1.20.1–1.32.0 "
+        "(passing up to 1.9.0) · pyproject says onnx>=1.13; your tests pass on every "
+        "release tested (1.18.0)"
+    )

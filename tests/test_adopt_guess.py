@@ -1,0 +1,75 @@
+"""compat/adopt/guess.py: what a project's tests import, and the command that runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compat.adopt.guess import (
+    find_test_folder,
+    guess_requires,
+    imported_modules,
+    local_modules,
+    looks_like_pytest,
+    suite_command,
+)
+
+TEST_FILE = """\
+import os, json
+import numpy as np
+import onnx
+from google.protobuf import text_format
+import hypothesis.strategies as st
+import ml_dtypes
+import yaml
+from sklearn.linear_model import LinearRegression
+from mylib import convert
+from .helpers import data
+import helpers
+try:
+    import torch
+except ImportError:
+    torch = None
+if True:
+    from PIL import Image
+
+
+def test_x():
+    import onnxscript
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / "src" / "mylib").mkdir(parents=True)
+    (tmp_path / "src" / "mylib" / "__init__.py").write_text("")
+    tests = tmp_path / "test"
+    tests.mkdir()
+    (tests / "test_x.py").write_text(TEST_FILE)
+    (tests / "helpers.py").write_text("")
+    (tests / "broken.py").write_text("def (:\n")  # a file that does not parse is passed over
+    return tmp_path
+
+
+def test_the_guess_is_the_third_party_distributions_the_tests_import(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    folder = find_test_folder(project)
+    assert folder == project / "test"
+    imports = imported_modules(folder)
+    assert "torch" not in imports  # optional: imported under `except ImportError`
+    assert {"onnxscript", "PIL", "mylib", "helpers"} <= imports
+    guess = guess_requires(imports, local_modules(project, folder), own="mylib")
+    # import names mapped to distributions; stdlib, the project, its helpers and what
+    # every cell has (onnx, numpy, protobuf) left out
+    assert guess == ["hypothesis", "ml_dtypes", "onnxscript", "pillow", "pyyaml", "scikit-learn"]
+
+
+def test_a_folder_is_pytest_unless_it_is_plain_unittest(tmp_path: Path) -> None:
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    assert looks_like_pytest(folder, {"numpy"}, {})  # bare test functions
+    assert not looks_like_pytest(folder, {"unittest", "numpy"}, {})
+    assert looks_like_pytest(folder, {"unittest"}, {"tool": {"pytest": {}}})
+    (folder / "conftest.py").write_text("")
+    assert looks_like_pytest(folder, {"unittest"}, {})
+    assert suite_command(tmp_path, folder, True) == "tests=python -m pytest -q tests"
+    assert suite_command(tmp_path, folder, False) == "tests=python -m unittest discover -q -s tests"
+    assert find_test_folder(tmp_path / "tests") is None

@@ -1,0 +1,54 @@
+"""compat/adopt/sessions.py: the noxfile `init` writes or extends."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from compat.adopt.sessions import SESSIONS, defined_sessions, session_python, write_noxfile
+
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def test_a_new_noxfile_has_every_session_and_installs_onnx_compat_once(tmp_path: Path) -> None:
+    said = write_noxfile(tmp_path, "dist/onnx_compat-0.1.0-py3-none-any.whl", "3.12")
+    assert (
+        said == "noxfile.py: written, sessions matrix, repro, bisect, triage, report (Python 3.12)"
+    )
+    text = (tmp_path / "noxfile.py").read_text()
+    tree = ast.parse(text)
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert functions == ["_onnx_compat", *SESSIONS]
+    assert 'ONNX_COMPAT = "dist/onnx_compat-0.1.0-py3-none-any.whl"' in text
+    assert text.count('python="3.12", venv_backend="uv|virtualenv", reuse_venv=True') == 5
+    assert "stamp.read_text() != want" in text  # installs only when the stamp differs
+    assert '_onnx_compat(session, "bisect", *session.posargs)' in text
+    assert max(len(line) for line in text.splitlines()) <= 88  # within a default linter's width
+
+
+def test_an_existing_noxfile_gains_only_the_missing_sessions(tmp_path: Path) -> None:
+    mine = 'import nox\n\n\n@nox.session(name="report")\ndef my_report(session):\n    pass\n\n\n' \
+           "@nox.session\ndef matrix(session):\n    pass\n"  # fmt: skip
+    (tmp_path / "noxfile.py").write_text(mine)
+    said = write_noxfile(tmp_path, "onnx-compat", RUNNING)
+    assert (
+        said
+        == "noxfile.py: sessions repro, bisect, triage appended (matrix, report kept as they were)"
+    )
+    text = (tmp_path / "noxfile.py").read_text()
+    assert text.startswith(mine)
+    assert text.count("import nox") == 1 and "import pathlib" in text
+    assert defined_sessions(text) == set(SESSIONS)
+    ast.parse(text)
+    again = write_noxfile(tmp_path, "other", RUNNING)
+    assert again.endswith("left as it is") and (tmp_path / "noxfile.py").read_text() == text
+
+
+def test_the_sessions_python_follows_requires_python() -> None:
+    assert session_python("") == (RUNNING, None)
+    assert session_python(f">={RUNNING}") == (RUNNING, None)
+    newer = session_python(f">{RUNNING}.99")
+    assert newer[0] != RUNNING and newer[1] and "requires-python" in newer[1]
+    assert session_python("<3.10")[0] == RUNNING
+    assert "no Python onnx-compat runs on" in str(session_python("<3.10")[1])
