@@ -45,14 +45,6 @@ def _add_axes(parser: argparse.ArgumentParser) -> None:
         "[tool.compat.axes.NAME])",
     )
     parser.add_argument(
-        "--with",
-        dest="with_",
-        action="append",
-        default=[],
-        metavar="PKG==V",
-        help="a fixed pin added to every cell (repeatable)",
-    )
-    parser.add_argument(
         "--cross", action="store_true", help="run every onnx × onnxruntime pair instead of axes"
     )
     parser.add_argument("--cells", metavar="GLOB[,GLOB]", help="select cells by id")
@@ -90,7 +82,8 @@ def _add_corpus(parser: argparse.ArgumentParser, cases: str | None = None) -> No
         default=[],
         metavar="[NAME=]CMD",
         help="your own command as a check in every cell (its environment active, the "
-        "project root as working directory): exit 0 passes; case command.NAME (repeatable)",
+        "project root as working directory): exit 0 passes; case command.NAME (repeatable; "
+        "replaces the config's `run`, `--run +CMD` adds to it)",
     )
     parser.add_argument(
         "--mutate",
@@ -100,11 +93,25 @@ def _add_corpus(parser: argparse.ArgumentParser, cases: str | None = None) -> No
         help="also run every selected case spelled each other legal way (the rewrite "
         "catalogue, or the rewrites matching GLOB): cases CASE~REWRITE",
     )
+
+
+def _add_setup(parser: argparse.ArgumentParser) -> None:
+    """What every cell installs besides its axes: the same flags on every command that
+    builds cells, so a bisect or a repro sees what the matrix saw."""
+    parser.add_argument(
+        "--with",
+        dest="with_",
+        action="append",
+        default=[],
+        metavar="REQ",
+        help="a requirement added to every cell (repeatable): an exact pin (numpy==1.26.4, "
+        "its own cells) or a range resolved per cell ('ml_dtypes>=0.5')",
+    )
     parser.add_argument(
         "--install",
         metavar="PATH",
-        help="install this project (editable) into every cell first; default with --run: "
-        "the project itself when it is a package; `none`: nothing",
+        help="build this project with its own backend and install it into every cell; "
+        "default when commands run: the project itself when it is a package; `none`: nothing",
     )
 
 
@@ -153,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     matrix = commands.add_parser("matrix", help="run the corpus in one environment per release")
-    for add in (_add_config, _add_axes, _add_corpus, _add_run):
+    for add in (_add_config, _add_axes, _add_setup, _add_corpus, _add_run):
         add(matrix)
     matrix.add_argument("--list", action="store_true", help="print the plan and exit")
     matrix.add_argument(
@@ -176,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config(board)
     _add_axes(board)
+    _add_setup(board)
     _add_corpus(board, cases="onnx_backend.*")
     _add_run(board)
     board.set_defaults(func=host.cmd_scoreboard, axis="onnxruntime", out=Path("reports/scoreboard"))
@@ -183,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan = commands.add_parser("plan", help="print the cells, e.g. as a CI job matrix")
     _add_config(plan)
     _add_axes(plan)
+    _add_setup(plan)
     plan.add_argument("--json", action="store_true", help='print {"include": [...]} for CI')
     plan.add_argument("--shards", type=int, help="group the cells into N shards")
     plan.set_defaults(func=host.cmd_plan)
@@ -250,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("pins", nargs="*", metavar="PKG==VERSION")
     repro.add_argument("--requirements", type=Path, metavar="FILE", help="a CI's pinned reqs")
     _add_config(repro)
+    _add_setup(repro)
     _add_corpus(repro)
     _add_run(repro)
     repro.set_defaults(func=cmd_repro)
@@ -263,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     bisect_.add_argument("--pre", action="store_true", help="include pre-releases")
     bisect_.add_argument("--yanked", action="store_true", help="include yanked releases")
     _add_config(bisect_)
+    _add_setup(bisect_)
     _add_corpus(bisect_)
     _add_run(bisect_)
     bisect_.set_defaults(func=cmd_bisect)
@@ -285,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     triage.add_argument("--check", help="triage this check only (default: every check)")
     _add_config(triage)
     _add_axes(triage)
+    _add_setup(triage)
     _add_run(triage)
     triage.set_defaults(func=cmd_triage, out=None, reruns=1, cross=False)
     annotations = commands.add_parser(

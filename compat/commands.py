@@ -23,6 +23,7 @@ from compat.steps import (
     finish,
     follow_axes,
     load_corpus,
+    prepare_project,
     resolve_plan,
     run_options,
     settings_of,
@@ -37,6 +38,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         print(describe_plan(plan, corpus))
         return 0
     settings = settings_of(args, config)
+    prepare_project(args, config)  # a project that cannot be built: one line, no cell run
     shard = f", shard {args.shard}" if args.shard else ""
     print(f"{describe_plan(plan, corpus).splitlines()[0]}{shard} — {settings.jobs} at a time")
     meta: dict[str, object] = {
@@ -67,6 +69,7 @@ def cmd_scoreboard(args: argparse.Namespace) -> int:
     whole, plan = resolve_plan(args, config)
     corpus = load_corpus(args, config)
     settings = settings_of(args, config)
+    prepare_project(args, config)
     print(f"{describe_plan(plan, corpus).splitlines()[0]} — {settings.jobs} at a time", flush=True)
     meta: dict[str, object] = {
         "plan_cells": [c.id for c in whole.cells],

@@ -92,11 +92,25 @@ class Config:
     axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: the project's own commands, run in every cell like `--run` (`run = ["pytest -q"]`)
     run: tuple[str, ...] = ()
+    #: what every cell installs besides its axes: requirements, ranges allowed, each
+    #: resolved per cell (`requires = ["pytest", "hypothesis>=6"]`)
+    requires: tuple[str, ...] = ()
+    #: the project's PEP 735 dependency groups and its extras, installed in every cell
+    groups: tuple[str, ...] = ()
+    extras: tuple[str, ...] = ()
+    #: the built-in cases run beside the project's own models and commands
+    corpus: str = "all"
+    #: seconds one of the project's commands may run (a whole test suite), apart from
+    #: `timeout`, which bounds one check of a model
+    command_timeout: float = 900.0
 
 
 _TOP_KEYS = {
     "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes", "run",
+    "requires", "groups", "extras", "corpus", "command-timeout",
 }  # fmt: skip
+#: `corpus = ...`: which built-in cases run beside the project's models and commands
+CORPUS_CHOICES = ("all", "seed", "none")
 _KNOWN_KEYS = {"cases", "package", "versions", "checks", "outcomes", "reason", "link"}
 _DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader"}
 _AXIS_KEYS = {"versions", "pair", "index-url", "extra-index-url"}
@@ -207,13 +221,40 @@ def known_tables(value: Any, where: str, path: Path) -> list[KnownEntry]:
     return [parse_known(t, f"{where} #{i + 1}", path) for i, t in enumerate(value)]
 
 
-def _timeout(value: Any, path: Path) -> float:
+def _timeout(value: Any, path: Path, key: str = "timeout", example: int = 60) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise ConfigError(
-            f"{path}: [tool.compat] timeout = {value!r}: give a positive number of seconds, "
-            "like timeout = 60"
+            f"{path}: [tool.compat] {key} = {value!r}: give a positive number of seconds, "
+            f"like {key} = {example}"
         )
     return float(value)
+
+
+def _requirements(value: Any, path: Path) -> tuple[str, ...]:
+    """`requires = [...]`: PEP 508 requirements, each checked here so a typo is one
+    line naming it, not an install error in every cell."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    items = _strings(value, "requires", "tool.compat", path, "pytest>=8")
+    for item in items:
+        try:
+            Requirement(item)
+        except InvalidRequirement as exc:
+            raise ConfigError(
+                f"{path}: [tool.compat] requires: {item!r} is not a requirement ({exc}); "
+                "write them like requires = ['pytest', 'hypothesis>=6']"
+            ) from None
+    return items
+
+
+def _corpus(value: Any, path: Path) -> str:
+    if value not in CORPUS_CHOICES:
+        raise ConfigError(
+            f"{path}: [tool.compat] corpus = {value!r}: use one of {', '.join(CORPUS_CHOICES)} "
+            "(all: every built-in case; seed: the seed families; none: only your models and "
+            "commands)"
+        )
+    return str(value)
 
 
 def _docs(table: dict[str, Any], path: Path) -> Docs:
@@ -257,6 +298,15 @@ def load_config(path: Path) -> Config:
         run=_strings(table["run"], "run", "tool.compat", path, "pytest -q")
         if table.get("run")
         else (),
+        requires=_requirements(table["requires"], path) if table.get("requires") else (),
+        groups=_strings(table["groups"], "groups", "tool.compat", path, "test")
+        if table.get("groups")
+        else (),
+        extras=_strings(table["extras"], "extras", "tool.compat", path, "test")
+        if table.get("extras")
+        else (),
+        corpus=_corpus(table.get("corpus", "all"), path),
+        command_timeout=_timeout(table.get("command-timeout", 900), path, "command-timeout", 900),
     )
 
 

@@ -37,6 +37,24 @@ class Settings:
     share: bool = True  # a result serves every cell with the same versions it depends on
     reruns: int = 3  # more runs of an unexpected outcome, each in a fresh worker
     tracebacks: bool = False  # keep the worker's tracebacks in the results
+    #: seconds one of the project's commands may run (`command-timeout`)
+    command_timeout: float = 900.0
+    #: where each command's whole output goes, `LOGS/CELL/CASE.log` (None: nowhere)
+    logs_dir: Path | None = None
+
+    def task(self, job: Job) -> Task:
+        """The worker's task for a job: a command's also carries its timeout and log."""
+        case = job.files.case
+        task = Task(case.id, job.check, str(job.files.directory))
+        if not case.command:
+            return task
+        log = self.logs_dir / job.cell / f"{case.id}.log" if self.logs_dir else ""
+        return replace(task, command_timeout=self.command_timeout, log=str(log))
+
+
+#: Most reruns of a project's command: a test suite is slow and deterministic as a rule;
+#: one more run tells a flaky suite from a failing one.
+COMMAND_RERUNS = 1
 
 
 @dataclass(frozen=True)
@@ -119,7 +137,8 @@ def execute(
     def one(index: int, unit: Unit) -> None:
         progress.start(unit.label)
         env = envs[unit.cell]
-        tasks = [Task(j.files.case.id, j.check, str(j.files.directory)) for j in unit.jobs]
+        tasks = [settings.task(j) for j in unit.jobs]
+        forget_logs(tasks)
         workdir = settings.work_dir / "units" / f"{index:03d}-{unit.cell}"
         records = run_worker(
             env.python, tasks, workdir, settings.timeout, env.code, env.record.limits
@@ -148,7 +167,7 @@ def execute(
                     schedule([cell])
         while futures:  # units may be added while earlier ones run
             futures.pop(0).result()
-    _rerun_unexpected(runs, slots_of, raw, origin, envs, cache, settings, by_id, cases)
+    _rerun_unexpected(runs, slots_of, raw, origin, envs, cache, settings, by_id, cases, progress)
     return runs
 
 
@@ -166,6 +185,7 @@ def _rerun_unexpected(
     settings: Settings,
     cells: dict[str, Cell],
     cases: dict[str, Case],
+    progress: Progress,
 ) -> None:
     """Every key of a result that is unexpected in some cell (every part of it) runs
     `settings.reruns` more times in fresh workers of the cell that computed it (see
@@ -180,27 +200,38 @@ def _rerun_unexpected(
                     owner = origin[job.key] if origin[job.key] in envs else job.cell
                     suspects.setdefault(job.key, replace(job, cell=owner))
     by_cell: dict[str, list[Job]] = {}
+    rounds_of: dict[str, int] = {}
     for job in suspects.values():
         by_cell.setdefault(job.cell, []).append(job)
-    for cell, mine in by_cell.items():
-        tasks = [Task(j.files.case.id, j.check, str(j.files.directory)) for j in mine]
+    for cell, jobs in by_cell.items():
         env = envs[cell]
-        workdir = settings.work_dir / "reruns" / cell
-        first = [raw[j.key] for j in mine]
-        judged = rerun(
-            env.python,
-            env.code,
-            tasks,
-            first,
-            settings.reruns,
-            workdir,
-            settings.timeout,
-            env.record.limits,
-        )
-        for job, record in zip(mine, judged, strict=True):
-            raw[job.key], origin[job.key] = record, cell
-        if cache:
-            cache.put([(j.key, r) for j, r in zip(mine, judged, strict=True)])
+        # a project's command reruns once at most; checks of models `settings.reruns` times
+        commands = [j for j in jobs if j.files.case.command]
+        models = [j for j in jobs if not j.files.case.command]
+        for mine, rounds in ((models, settings.reruns), (commands, COMMAND_RERUNS)):
+            if not mine:
+                continue
+            label = f"rerunning {cell}: " + (
+                ", ".join(sorted({j.files.case.id for j in mine}))[:60] if mine is commands else
+                f"{len(mine)} unexpected"
+            )  # fmt: skip
+            progress.start(label)
+            judged = rerun(
+                env.python,
+                env.code,
+                [settings.task(j) for j in mine],
+                [raw[j.key] for j in mine],
+                min(rounds, settings.reruns),
+                settings.work_dir / "reruns" / cell,
+                settings.timeout,
+                env.record.limits,
+            )
+            progress.done_unit(label)
+            for job, record in zip(mine, judged, strict=True):
+                raw[job.key], origin[job.key] = record, cell
+                rounds_of[job.key] = min(rounds, settings.reruns)
+            if cache:
+                cache.put([(j.key, r) for j, r in zip(mine, judged, strict=True)])
     if not suspects:
         return
     for cell_id, run in list(runs.items()):
@@ -208,9 +239,9 @@ def _rerun_unexpected(
         if any(j.key in suspects for slot in slots for j in slot.jobs):
             where = cells[cell_id]
             results = tuple(_result(where, slot, raw, origin, cases, settings) for slot in slots)
-            reran = sum(1 for slot in slots for j in slot.jobs
+            reran = sum(rounds_of[j.key] for slot in slots for j in slot.jobs
                         if j.key in suspects and j.cell == origin[j.key])  # fmt: skip
-            runs[cell_id] = replace(run, results=results, reran=reran * settings.reruns)
+            runs[cell_id] = replace(run, results=results, reran=reran)
 
 
 @dataclass(frozen=True)
@@ -251,6 +282,7 @@ def _result(
     if here and len(records) > 1:
         raw = {**raw, "seconds": round(sum(float(r.get("seconds", 0)) for r in here), 4)}
     case = cases[slot.jobs[0].files.case.id]
+    log = Path(settings.task(slot.jobs[0]).log) if case.command and settings.logs_dir else None
     return classify(
         CheckResult(
             cell=cell.id,
@@ -262,10 +294,24 @@ def _result(
             seconds=raw["seconds"],
             traceback=raw.get("traceback", "") if settings.tracebacks else "",
             origin=origin,
+            log=_relative(log, settings) if log and log.is_file() else "",
         ),
         case,
         cell,
     )
+
+
+def _relative(log: Path, settings: Settings) -> str:
+    """A log's path as reports link it: relative to the report directory."""
+    assert settings.logs_dir is not None
+    return log.relative_to(settings.logs_dir.parent).as_posix()
+
+
+def forget_logs(tasks: list[Task]) -> None:
+    """A command's log of an earlier run is never shown as this run's."""
+    for task in tasks:
+        if task.log:
+            Path(task.log).unlink(missing_ok=True)
 
 
 def summary(run: CellRun) -> str:

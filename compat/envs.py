@@ -17,6 +17,7 @@ from compat import cellcode
 from compat.errors import CompatError
 from compat.matrix import Cell
 from compat.outcomes import CellRecord, CellState
+from compat.project import Built, build, parse_flag
 from compat.versions import parse_version
 
 MARKER = "compat-env.json"
@@ -49,9 +50,36 @@ def env_python(directory: Path) -> Path:
     return directory / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def _identity(cell: Cell, base_python: str) -> dict[str, object]:
-    """What makes an environment reusable: same pins, same base interpreter."""
-    return {"requirements": list(cell.requirements), "base_python": base_interpreter(base_python)}
+def _identity(cell: Cell, base_python: str, root: Path) -> dict[str, object]:
+    """What makes an environment reusable: same pins (the project's dependencies as its
+    wheel declares them), same base interpreter. The project's own code is not in it: a
+    new build of the project is installed into the environment as it is."""
+    return {
+        "requirements": expanded(cell.requirements, root, base_python),
+        "base_python": base_interpreter(base_python),
+    }
+
+
+def _project(cell: Cell, root: Path, base_python: str) -> Built | None:
+    """The project's wheel (built once per run) when the cell installs the project."""
+    for requirement in cell.requirements:
+        found = parse_flag(requirement)
+        if found:
+            return build(found[0], root.parent, base_python)
+    return None
+
+
+def expanded(requirements: tuple[str, ...], root: Path, base_python: str) -> list[str]:
+    """The requirements with `--project ROOT[extras]` replaced by the wheel's own
+    dependencies for those extras (uv resolves them per cell, like every pin)."""
+    out: list[str] = []
+    for requirement in requirements:
+        found = parse_flag(requirement)
+        if found:
+            out += build(found[0], root.parent, base_python).requirements(found[1])
+        else:
+            out.append(requirement)
+    return list(dict.fromkeys(out))
 
 
 def base_interpreter(python: str) -> str:
@@ -109,7 +137,14 @@ def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
     found = re.search(r"Because (\S+) depends on ([A-Za-z0-9_.-]+)([<>=!~][^\s,]*)", text)
     if found:
         who, name, spec = found.groups()
-        pinned = [r for r in requirements if re.split(r"[<>=!~ ;]", r)[0].lower() == name.lower()]
+        # "... and you require numpy<2": the requirement it really clashes with
+        clash = re.match(r" and you require ([A-Za-z0-9_.-]+[<>=!~][^\s,]*)", text[found.end() :])
+        if clash and re.split(r"[<>=!~]", clash.group(1))[0].lower() == name.lower():
+            return f"{who} requires {name}{spec}, but the cell requires {clash.group(1)}"
+        pinned = [
+            r for r in requirements
+            if re.split(r"[<>=!~ ;]", r)[0].lower() == name.lower() and r.lower() != name.lower()
+        ]  # fmt: skip
         return f"{who} requires {name}{spec}" + (f", not {pinned[0]}" if pinned else "")
     start = text.find("Because ")
     if start < 0:
@@ -172,6 +207,7 @@ def probe(cell: Cell, python: Path, code: Path) -> CellRecord:
         platform=info["platform"],
         requirements=cell.requirements,
         limits=tuple(info.get("limits", ())),
+        installed=info.get("installed", {}),
     )
 
 
@@ -210,7 +246,8 @@ def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
     python = env_python(directory)
     code = cellcode.stage(root.parent / "code")
     marker = directory / MARKER
-    identity = _identity(cell, base_python)
+    identity = _identity(cell, base_python, root)
+    project = _project(cell, root, base_python)
     if marker.is_file() and python.exists():
         try:
             saved = json.loads(marker.read_text())
@@ -218,13 +255,29 @@ def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
             saved = {}
         if _same(saved.get("identity"), identity):
             record = CellRecord.from_dict(saved["record"])
-            if record.state is CellState.READY and not record.limits:
+            if record.state is CellState.READY and not (record.limits and record.installed):
                 # probed by an older onnx-compat: probe again, the environment stays
                 record = probe(cell, python, code)
                 saved["record"] = record.serialize()
                 marker.write_text(json.dumps(saved, indent=1))
+            stale = project and saved.get("project") != project.sha256
+            if project and stale and record.state is CellState.READY:
+                record = _install_project(cell, python, code, project)
+                saved.update(record=record.serialize(), project=project.sha256)
+                marker.write_text(json.dumps(saved, indent=1))
             return Environment(record, python, code)
     return None
+
+
+def _install_project(cell: Cell, python: Path, code: Path, project: Built) -> CellRecord:
+    """Installs (again) the project's wheel alone: its dependencies are in already."""
+    command = [find_uv(), "pip", "install", "--quiet", "--no-deps", "--reinstall-package",
+               project.name, "--python", str(python), str(project.wheel)]  # fmt: skip
+    done = _run(command, timeout=INSTALL_TIMEOUT)
+    if done.returncode != 0:
+        message = f"installing {project.wheel.name}: {done.stderr or done.stdout}"
+        return _broken(cell, CellState.INSTALL_ERROR, message)
+    return probe(cell, python, code)
 
 
 def _build(cell: Cell, root: Path, base_python: str) -> Environment:
@@ -232,7 +285,8 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
     python = env_python(directory)
     code = cellcode.stage(root.parent / "code")
     marker = directory / MARKER
-    identity = _identity(cell, base_python)
+    identity = _identity(cell, base_python, root)
+    project = _project(cell, root, base_python)
     if directory.exists():
         shutil.rmtree(directory)
     uv = find_uv()
@@ -246,9 +300,12 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
             "--no-build",
             "--python",
             str(python),
-            *install_args(cell.requirements),
+            *install_args(tuple(expanded(cell.requirements, root, base_python))),
         ],
     ]
+    if project is not None:  # the project's own wheel, after what it depends on
+        steps.append([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(python),
+                      str(project.wheel)])  # fmt: skip
     for command in steps:
         try:
             done = _run(command, timeout=INSTALL_TIMEOUT)
@@ -263,5 +320,8 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
             shutil.rmtree(directory, ignore_errors=True)  # retried next run: may be transient
             return Environment(record, python, code)
     record = probe(cell, python, code)
-    marker.write_text(json.dumps({"identity": identity, "record": record.serialize()}, indent=1))
+    saved: dict[str, object] = {"identity": identity, "record": record.serialize()}
+    if project is not None:
+        saved["project"] = project.sha256
+    marker.write_text(json.dumps(saved, indent=1))
     return Environment(record, python, code)

@@ -82,11 +82,35 @@ def tag_of(fixed: tuple[str, ...]) -> str:
 
 def parse_pin(text: str, flag: str = "--with") -> str:
     """`numpy==1.26.4` as a requirement, with a clear error for anything but an exact pin."""
-    name, sep, version = text.partition("==")
-    if not sep or not name.strip() or not version.strip():
+    requirement, exact = parse_with(text, flag)
+    if not exact:
         raise UsageError(f"{flag} {text}: pin one release exactly, like {flag} numpy==1.26.4")
-    parse_version(version.strip(), f"{flag} {name.strip()}==")
-    return f"{name.strip().lower()}=={version.strip()}"
+    return requirement
+
+
+def parse_with(text: str, flag: str = "--with") -> tuple[str, bool]:
+    """`numpy==1.26.4` or a range, `ml_dtypes>=0.5`: (the requirement, whether it pins one
+    release exactly); an exact pin makes environments of its own, a range is resolved in
+    each cell like the project's own requirements."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(text.strip())
+    except InvalidRequirement:
+        raise UsageError(
+            f"{flag} {text}: give a requirement, like {flag} numpy==1.26.4 "
+            f"or {flag} 'ml_dtypes>=0.5'"
+        ) from None
+    specs = list(req.specifier)
+    if (
+        len(specs) == 1
+        and specs[0].operator == "=="
+        and "*" not in specs[0].version
+        and not (req.marker or req.extras or req.url)
+    ):
+        parse_version(specs[0].version, f"{flag} {req.name}==")
+        return f"{req.name.lower()}=={specs[0].version}", True
+    return str(req), False
 
 
 def parse_axis(text: str, flag: str = "--pkg") -> tuple[str, tuple[str, ...]]:
@@ -121,7 +145,8 @@ def make_cell(
     """The cell of these releases, with the config's constraints and indexes and the
     `fixed` requirements every cell of the run installs."""
     indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
-    reqs = requirements(onnx, ort, config.constraints, pins, fixed + indexes, onnx_dist)
+    everywhere = fixed + config.requires + indexes  # the project's setup: not in the id
+    reqs = requirements(onnx, ort, config.constraints, pins, everywhere, onnx_dist)
     return Cell(onnx, ort, reqs, tag_of(fixed), pins, onnx_dist)
 
 

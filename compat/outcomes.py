@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class Outcome(enum.StrEnum):
@@ -40,6 +40,7 @@ class CellState(enum.StrEnum):
 
 
 class CheckResultDict(TypedDict):
+    log: NotRequired[str]
     cell: str
     case: str
     check: str
@@ -69,9 +70,11 @@ class CheckResult:
     #: of every package the check depends on); "cache" (an earlier run). A check computed
     #: in parts is "" when any part was computed here, and `seconds` the time spent here
     origin: str = ""
+    #: the file holding a command's whole output (`reports/logs/CELL/CASE.log`)
+    log: str = ""
 
     def serialize(self) -> CheckResultDict:
-        return {
+        data: CheckResultDict = {
             "cell": self.cell,
             "case": self.case,
             "check": self.check,
@@ -83,6 +86,9 @@ class CheckResult:
             "traceback": self.traceback,
             "origin": self.origin,
         }
+        if self.log:  # only commands have one: every other result stays as it was
+            data["log"] = self.log
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckResult:
@@ -97,6 +103,7 @@ class CheckResult:
             known=data.get("known", ""),
             traceback=data.get("traceback", ""),
             origin=data.get("origin", ""),
+            log=data.get("log", ""),
         )
 
     @property
@@ -121,6 +128,8 @@ class CellRecord:
     requirements: tuple[str, ...] = ()
     #: (max IR version, max default-domain opset) this onnxruntime loads, probed once
     limits: tuple[int, ...] = ()
+    #: every distribution installed in the cell and its version (a repro's requirements)
+    installed: dict[str, str] = field(default_factory=dict)
 
     @property
     def summary(self) -> str:
@@ -144,6 +153,8 @@ class CellRecord:
         data["state"] = self.state.value
         data["requirements"] = list(self.requirements)
         data["limits"] = list(self.limits)
+        if not self.installed:
+            del data["installed"]
         return data
 
     @classmethod
@@ -159,4 +170,5 @@ class CellRecord:
             detail=data.get("detail", ""),
             requirements=tuple(data.get("requirements", ())),
             limits=tuple(data.get("limits", ())),
+            installed=dict(data.get("installed", {})),
         )

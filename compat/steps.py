@@ -8,6 +8,7 @@ import math
 import shutil
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,14 @@ from compat.matrix import (
     Plan,
     expand,
     parse_axis,
-    parse_pin,
     parse_shard,
     parse_version_list,
+    parse_with,
     select_axis,
     select_cells,
     select_shard,
 )
+from compat.project import build, flag, group_requirements, is_package
 from compat.render.spellings import render_spellings
 from compat.render.terminal import (
     closing_line,
@@ -61,6 +63,7 @@ def state_dir(args: argparse.Namespace) -> Path:
 def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     """(the whole plan, the part this process runs): they differ only with --shard."""
     config, _ = follow_axes(args, config)
+    config = project_config(args, config)
     onnx: tuple[str, ...] | None = None
     dists: dict[str, str] = {}
     if args.onnx:
@@ -68,7 +71,7 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     ort = parse_version_list(args.ort, "--ort") if args.ort else None
     given = dict(parse_axis(text) for text in getattr(args, "pkg", []))
     extra = tuple({**dict(config.axes), **given}.items())
-    plan = expand(config, onnx, ort, args.cross, extra, fixed_requirements(args, config), dists)
+    plan = expand(config, onnx, ort, args.cross, extra, fixed_requirements(args), dists)
     whole = select_cells(plan, globs(args.cells))
     if getattr(args, "axis", None):
         whole = select_axis(whole, args.axis)
@@ -77,35 +80,57 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     return whole, whole
 
 
-def fixed_requirements(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
-    """What every cell installs besides its axes: `--with` pins, then the project."""
-    fixed = tuple(parse_pin(text) for text in getattr(args, "with_", []))
+def fixed_requirements(args: argparse.Namespace) -> tuple[str, ...]:
+    """`--with` exact pins: each makes its own environments (`-with-numpy1.26.4` in ids)."""
+    return tuple(r for r, exact in map(parse_with, getattr(args, "with_", [])) if exact)
+
+
+def project_config(args: argparse.Namespace, config: Config) -> Config:
+    """The config with everything every cell installs besides its axes in `requires`:
+    its own `requires`, `--with` ranges, the project's dependency groups, and the
+    project itself (`--project ROOT[extras]`, built once per run: compat/project.py).
+    Cell ids stay as they are: these are the project's setup, the same in every cell."""
+    ranges = [r for r, exact in map(parse_with, getattr(args, "with_", [])) if not exact]
+    root = args.config.resolve().parent
+    groups = group_requirements(root, config.groups, f"{config.source} [tool.compat]")
     project = installed_project(args, config)
-    return fixed + ((f"-e {project}",) if project else ())
+    if config.extras and project is None:
+        raise UsageError(
+            f"{config.source}: [tool.compat] extras = {list(config.extras)} needs the project "
+            "installed in the cells; it is when it runs commands and is a package, or with "
+            "--install PATH"
+        )
+    flags = [flag(project, config.extras if project == root else ())] if project else []
+    requires = tuple(dict.fromkeys([*config.requires, *ranges, *groups, *flags]))
+    return replace(config, requires=requires)
 
 
 def installed_project(args: argparse.Namespace, config: Config) -> Path | None:
-    """The project every cell installs (editable) before its commands run: `--install
-    PATH`, or the project itself when it runs commands (`--run`, `run = [...]`) and is a
-    package (its pyproject.toml has a [project] table); `--install none` installs none."""
+    """The project every cell installs (its wheel, built once per run) before its
+    commands run: `--install PATH`, or the project itself when it runs commands (`--run`,
+    `run = [...]`) and is a package; `--install none` installs none."""
     given = getattr(args, "install", None)
     if given == "none":
         return None
     if given:
         path = Path(given).resolve()
-        if not (path / "pyproject.toml").is_file() and not (path / "setup.py").is_file():
-            raise UsageError(f"--install {given}: no pyproject.toml or setup.py there")
+        if not is_package(path):
+            raise UsageError(
+                f"--install {given}: no pyproject.toml with [project] or setup.py there"
+            )
         return path
     root = args.config.resolve().parent
     if not (config.run or getattr(args, "run", [])):
         return None
-    try:
-        import tomllib
+    return root if is_package(root) else None
 
-        data = tomllib.loads((root / "pyproject.toml").read_text())
-    except (OSError, ValueError):
-        return None
-    return root if "project" in data else None
+
+def prepare_project(args: argparse.Namespace, config: Config) -> None:
+    """Builds the project the cells install, before any cell: a project that cannot be
+    built is one error line now, not a broken cell each."""
+    project = installed_project(args, config)
+    if project is not None:
+        build(project, state_dir(args), getattr(args, "python", sys.executable))
 
 
 def default_corpus(config: Path) -> Path:
@@ -119,8 +144,37 @@ def default_corpus(config: Path) -> Path:
     return Path(str(importlib.resources.files("compat.builtin_cases")))
 
 
-def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
+#: `corpus = "seed"`: the families of the documents the corpus grew from (../seeds).
+SEED_FAMILIES = ("annotations", "conv_bias_fusion", "pad_pads_from_constant",
+                 "shape_slice_folding")  # fmt: skip
+
+
+def builtin_cases(args: argparse.Namespace, config: Config) -> Corpus:
+    """The case modules: `--corpus DIR`, `cases/` beside the config, else the built-in
+    corpus, narrowed by `corpus = "all" | "seed" | "none"`."""
     corpus = discover_cases(args.corpus or default_corpus(args.config))
+    if config.corpus == "all":
+        return corpus
+    keep = SEED_FAMILIES if config.corpus == "seed" else ()
+    return Corpus(
+        [c for c in corpus.cases if c.family in keep],
+        {f: d for f, d in corpus.families.items() if f in keep},
+    )
+
+
+def commands_of(args: argparse.Namespace, config: Config) -> list[str]:
+    """The commands that run: `--run` replaces the config's `run`; `--run +CMD` adds."""
+    given = list(getattr(args, "run", []) or [])
+    if not given:
+        return list(config.run)
+    added = [g[1:] for g in given if g.startswith("+")]
+    if len(added) == len(given):
+        return [*config.run, *added]
+    return [g[1:] if g.startswith("+") else g for g in given]
+
+
+def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
+    corpus = builtin_cases(args, config)
     sources = [load_dropins(d) for d in [*config.cases_dirs, *args.cases_dir]]
     if args.suite == "onnx-backend":
         from compat.backend_suite import backend_cases  # onnx's backend tests: slow import
@@ -130,7 +184,7 @@ def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
         if family in corpus.families:
             raise UsageError(f"case family {family!r} is defined twice (a drop-in directory?)")
         corpus = Corpus(corpus.cases + cases, {**corpus.families, family: description})
-    runs = [*config.run, *getattr(args, "run", [])]
+    runs = commands_of(args, config)
     if runs:
         commands = command_cases(runs, args.config.resolve().parent)
         corpus = Corpus(corpus.cases + commands, {**corpus.families, FAMILY: DESCRIPTION})
@@ -173,6 +227,10 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         options["timeout"] = args.timeout
     if getattr(args, "run", None):
         options["run"] = list(args.run)
+    if getattr(args, "with_", None):
+        options["with"] = list(args.with_)
+    if getattr(args, "install", None):
+        options["install"] = args.install
     return options
 
 
@@ -217,6 +275,8 @@ def settings_of(args: argparse.Namespace, config: Config) -> Settings:
         reruns=getattr(args, "reruns", 3),
         tracebacks=getattr(args, "tracebacks", False),
         share=getattr(args, "share", True),
+        command_timeout=config.command_timeout,
+        logs_dir=args.out.resolve() / "logs" if getattr(args, "out", None) else None,
     )
 
 
@@ -270,7 +330,8 @@ def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
         print()
     print(render_summary(report, colour))
     hints = repro_hints(report)
-    unexpected = render_unexpected(report, hints)
+    folder = paths[0].parent if paths else Path()
+    unexpected = render_unexpected(report, hints, str(folder))
     print()
     print(unexpected or "no unexpected results")
     spellings = render_spellings(report)
@@ -279,7 +340,6 @@ def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
         print(spellings)
     print()
     print(closing_line(report, provenance(report)))
-    folder = paths[0].parent if paths else Path()
     top = [p.name for p in paths if p.parent == folder and p.name != "matrix.json"]
     nested = Counter(p.parent.name for p in paths if p.parent != folder)
     names = ", ".join([*top, *(f"{d}/ ({n} page{'s' * (n != 1)})" for d, n in nested.items())])

@@ -277,6 +277,21 @@ def test_the_resolver_s_reason_reads_in_one_line_naming_the_cell_s_pin() -> None
     assert resolver_reason("error: network unreachable", requirements) == ""
 
 
+def test_the_resolver_s_reason_names_the_requirement_it_really_clashes_with() -> None:
+    # uv 0.13's words for a test dependency's range against an old onnxruntime's numpy<2:
+    # the clash is with numpy<2 (a constraint), not with the bare `numpy` every cell has
+    message = """error: No solution found when resolving dependencies
+  cause: Because ml-dtypes>=0.7.0 depends on numpy>=2.0.0 and you require numpy<2, we can
+         conclude that your requirements and ml-dtypes>=0.7.0 are incompatible.
+         And because you require ml-dtypes>=0.7, we can conclude that your requirements
+         are unsatisfiable."""
+    requirements = ("onnx==1.16.2", "onnxruntime==1.17.3", "numpy", "protobuf", "numpy<2",
+                    "ml_dtypes>=0.7")  # fmt: skip
+    assert resolver_reason(message, requirements) == (
+        "ml-dtypes>=0.7.0 requires numpy>=2.0.0, but the cell requires numpy<2"
+    )
+
+
 def test_a_preview_name_beside_junk_is_an_error_before_the_index_is_asked() -> None:
     from compat.follow import previews
 

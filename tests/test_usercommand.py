@@ -104,6 +104,7 @@ def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_comm
                  "--cases", "command.*", "--run", IMPORTS])  # fmt: skip
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     (cell,) = report["cells"]
-    assert cell["id"] == "onnx1.23.2-ort1.24.4-with-project"
+    assert cell["id"] == "onnx1.23.2-ort1.24.4"  # the project's setup is not in the id
+    assert cell["installed"]["mypkg"] == "0.1"  # its wheel, built once, is in the cell
     assert code == 0, report["results"]
     assert [r["outcome"] for r in report["results"]] == ["pass"]

@@ -1,55 +1,229 @@
 """The user's own command as a check (`--run 'pytest tests/test_export.py'`).
 
-The command runs through the shell with the cell's environment active (its `bin/`
-first on PATH, VIRTUAL_ENV set, no PYTHONPATH of ours) and the project root as the
-working directory: exit 0 is a pass, any other exit a fail, death by a signal a crash;
-the host's timeout applies (the worker and the command die together). The tail of
-what it printed is the detail.
+The command runs through the shell with the cell's environment and nothing else: its
+`bin/` first on PATH, VIRTUAL_ENV set to it, and every other Python environment on
+PATH (the host's venv, nox's, pyenv's shims, conda's) taken off, with no user
+site-packages; the project root is the working directory. A program that is not in the
+cell — pytest not installed there — is an `error` that says so and how to fix it, never
+a run of another environment's copy that could pass for the cell.
+
+Exit 0 is a pass, any other exit a fail, death by a signal a crash; the command has its
+own timeout (`command-timeout`), after which it and everything it started is killed.
+The detail is a summary of what it printed (compat/cell/outputs.py: a test runner's
+counts and failing ids); the whole output goes to the log file the host asks for.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 
-from compat.cell.verdict import Verdict, bounded, fail
+from compat.cell.outputs import summarize
+from compat.cell.verdict import Verdict, fail
 
-#: Lines of the command's output a result keeps.
-TAIL_LINES = 15
+#: Exit status of a shell that could not find the program.
+NOT_FOUND = 127
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: Words that run the next word as the command.
+_PREFIXES = {"exec", "command", "env", "nice", "time", "nohup", "xvfb-run"}
+#: What points a process at another Python environment than the cell's.
+OTHER_ENVIRONMENT_VARIABLES = (
+    "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+    "PYENV_VERSION", "PYENV_VIRTUAL_ENV", "__PYVENV_LAUNCHER__",
+)  # fmt: skip
 
 
-def environment():
-    """os.environ with this cell's environment activated."""
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)  # the staged onnx-compat code is ours, not the project's
-    env.pop("PYTHONHOME", None)
+def other_environment(directory):
+    """Whether a PATH entry belongs to another Python environment (a venv, conda, pyenv)."""
+    parent = os.path.dirname(os.path.abspath(directory))
+    return (
+        os.path.isfile(os.path.join(parent, "pyvenv.cfg"))
+        or os.path.isdir(os.path.join(parent, "conda-meta"))
+        or os.path.isfile(os.path.join(directory, "activate"))
+        or "/.pyenv/" in directory.replace(os.sep, "/") + "/"
+    )
+
+
+def environment(base=None):
+    """`base` (os.environ) with this cell's environment activated and others removed."""
+    env = dict(os.environ if base is None else base)
+    for name in OTHER_ENVIRONMENT_VARIABLES:
+        env.pop(name, None)
+    here = os.path.dirname(sys.executable)
+    rest = [
+        d for d in env.get("PATH", "").split(os.pathsep)
+        if d and os.path.abspath(d) != here and not other_environment(d)
+    ]  # fmt: skip
     env["VIRTUAL_ENV"] = sys.prefix
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    env["PATH"] = os.pathsep.join([here, *rest])
+    env["PYTHONNOUSERSITE"] = "1"  # ~/.local's packages are not the cell's
     return env
 
 
-def tail(output):
-    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
-    return bounded(" | ".join(lines[-TAIL_LINES:]), 1500)
+def program(command):
+    """The first program a shell command runs (`A=1 pytest -q` -> "pytest"), or None when
+    it does not start with a plain word (a subshell, a loop)."""
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        return None
+    for word in words:
+        if _ASSIGNMENT.match(word) or word in _PREFIXES or word.startswith("-"):
+            continue
+        if re.search(r"[;&|()<>`$]", word):
+            return None
+        return word
+    return None
+
+
+def _fix(name):
+    return 'add it to [tool.compat] requires = ["%s"] (or to a group there: groups = [...])' % (
+        name
+    )
+
+
+def _python_script(path):
+    """Whether `path` is a Python console script (its shebang names a python)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def resolve(command, env):
+    """Raises an `error` when the command's program is not the cell's own: missing, or a
+    Python program of another environment."""
+    name = program(command)
+    if name is None or "/" in name:
+        return
+    here = os.path.dirname(sys.executable)
+    found = _which(name, env["PATH"])
+    if found is None:
+        if _is_builtin(name):
+            return
+        raise Verdict(
+            "error",
+            "command",
+            "%s is not installed in this cell; %s (looked in %s and on PATH)"
+            % (name, _fix(name), here),
+        )
+    if os.path.dirname(found) != here and (
+        _python_script(found) or re.match(r"^(python|pip)[0-9.]*$", name)
+    ):
+        raise Verdict(
+            "error",
+            "command",
+            "%s is not installed in this cell; %s (it resolved to %s, another Python's, "
+            "whose packages are not the cell's)" % (name, _fix(name), found),
+        )
+
+
+def _which(name, path):
+    for directory in path.split(os.pathsep):
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+#: Words the shell runs itself: never looked up on PATH.
+SHELL_WORDS = {
+    "cd", "echo", "exit", "true", "false", "test", "[", "set", "export", "source", ".", "if",
+    "for", "while", "case", "{", "!", "eval", "read", "printf", "kill", "wait", "sleep",
+    "unset", "shift", "trap", "type",
+}  # fmt: skip
+
+
+def _is_builtin(name):
+    return name in SHELL_WORDS
+
+
+def _missing_module(command, output):
+    """`python -m pytest` where pytest is not installed: the module's name, else None."""
+    wanted = re.search(r"(?:^|\s)-m\s+([A-Za-z0-9_.]+)", command)
+    if not wanted:
+        return None
+    module = wanted.group(1)
+    said = re.search(r"No module named '?%s'?\s*$" % re.escape(module), output, re.M)
+    return module if said else None
+
+
+def write_log(path, command, cwd, output, status):
+    if not path:
+        return
+    try:
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("$ %s\n# in %s, with %s\n# %s\n\n" % (command, cwd, sys.prefix, status))
+            f.write(output)
+    except OSError:
+        pass
 
 
 def check_command(case):
     """Runs the case's command; its exit status is the verdict."""
     spec = case.spec["command"]
-    done = subprocess.run(
+    task = getattr(case, "task", None) or {}
+    log, timeout = task.get("log", ""), task.get("command_timeout") or spec.get("timeout")
+    cwd = spec.get("cwd") or os.getcwd()
+    env = environment()
+    try:
+        resolve(spec["command"], env)
+    except Verdict as verdict:
+        write_log(log, spec["command"], cwd, "", verdict.detail)
+        raise
+    started = time.monotonic()
+    process = subprocess.Popen(
         spec["command"],
         shell=True,
-        cwd=spec["cwd"],
-        env=environment(),
+        cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        check=False,
+        start_new_session=True,  # a timeout kills the command and all it started
     )
-    output = tail(done.stdout.decode("utf-8", "replace"))
-    if done.returncode < 0:
-        raise Verdict("crash", "command", "killed by signal %d: %s" % (-done.returncode, output))
-    if done.returncode != 0:
-        raise fail("command", "exit %d: %s" % (done.returncode, output))
-    return "exit 0" + (": " + output if output else "")
+    try:
+        data, _ = process.communicate(timeout=float(timeout) if timeout else None)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        data, _ = process.communicate()
+        timed_out = True
+    output = data.decode("utf-8", "replace")
+    seconds = time.monotonic() - started
+    code = process.returncode
+    status = (
+        "ran past the %g s command-timeout; killed" % float(timeout) if timed_out
+        else "exit %d after %.1f s" % (code, seconds)
+    )  # fmt: skip
+    write_log(log, spec["command"], cwd, output, status)
+    said = summarize(output)
+    if timed_out:
+        raise Verdict("timeout", "command", "%s: %s" % (status, said))
+    if code < 0:
+        raise Verdict("crash", "command", "killed by signal %d: %s" % (-code, said))
+    if code == NOT_FOUND and "not found" in output:
+        raise Verdict("error", "command", "exit 127 (the shell found no such program): " + said)
+    missing = _missing_module(spec["command"], output) if code else None
+    if missing:
+        raise Verdict(
+            "error",
+            "command",
+            "%s is not installed in this cell; %s (No module named %s in %s)"
+            % (missing, _fix(missing.split(".")[0]), missing, sys.prefix),
+        )
+    if code != 0:
+        raise fail("command", "exit %d: %s" % (code, said))
+    return "exit 0" + (": " + said if said else "")

@@ -29,6 +29,7 @@ def run_task(cases, task):
         case = cases.get(task["case_dir"])
         if case is None:
             case = cases[task["case_dir"]] = CaseData(task["case_dir"])
+        case.task = task  # what the host asks of this run: a command's log file, its timeout
         detail = find_check(case, task["check"])(case) or ""
     except Verdict as verdict:
         outcome, phase, detail, trace = (

@@ -53,10 +53,18 @@ def main(argv):
     }
     for name in argv:  # the extra axes' and pins' packages: as installed
         packages[name] = installed(name)
+    from importlib import metadata
+
+    everything = {}
+    for dist in metadata.distributions():  # what the cell really holds, for repro scripts
+        name = dist.metadata["Name"]
+        if name:
+            everything[name.lower().replace("_", "-")] = dist.version
     print(
         json.dumps(
             {
                 "packages": packages,
+                "installed": everything,
                 "python": platform.python_version(),
                 "platform": platform.platform(),
                 "limits": list(ort_limits()),

@@ -12,16 +12,26 @@ from compat.errors import UsageError
 from compat.followup.bisection import bisect
 from compat.followup.repro import FAILING, parse_pins, repro_cell, write_script
 from compat.index import releases
-from compat.matrix import Cell, requirements, tag_of
+from compat.matrix import make_cell
 from compat.outcomes import CellState
 from compat.run import run_cell
-from compat.steps import follow_axes, installed_project, load_corpus, settings_of
+from compat.steps import (
+    fixed_requirements,
+    follow_axes,
+    load_corpus,
+    prepare_project,
+    project_config,
+    settings_of,
+)
 from compat.versions import version_key
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    cell = repro_cell(parse_pins(args.pins, args.requirements), config)
+    prepare_project(args, config)
+    config = project_config(args, config)
+    pins = parse_pins(args.pins, args.requirements)
+    cell = repro_cell(replace(pins, extra=pins.extra + fixed_requirements(args)), config)
     corpus = load_corpus(args, config)
     # always run for real, and keep the worker's tracebacks to print them
     settings = replace(settings_of(args, config), cache_dir=None, tracebacks=True)
@@ -79,8 +89,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} {value}: not an installable release of {args.package}")
     print(f"bisecting {len(versions)} {args.package} releases: {', '.join(versions)}")
     settings = settings_of(args, config)
-    project = installed_project(args, config)  # the project a --run command imports
-    fixed = (f"-e {project}",) if project else ()
+    prepare_project(args, config)  # the project a --run command imports, and its setup
+    config, fixed = project_config(args, config), fixed_requirements(args)
     only = write_case(
         replace(
             case,
@@ -95,8 +105,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             (version, config.onnx.pair) if args.package == "onnx" else
             (config.onnxruntime.pair, version)
         )  # fmt: skip
-        reqs = requirements(onnx, ort, config.constraints, (), fixed)
-        run = run_cell(Cell(onnx, ort, reqs, tag_of(fixed)), [only], settings)
+        run = run_cell(make_cell(config, onnx, ort, (), fixed), [only], settings)
         if run.record.state is not CellState.READY:
             print(f"  {version}: {run.record.state.value}, skipped")
             return None

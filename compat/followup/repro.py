@@ -7,10 +7,13 @@ import hashlib
 import json
 import re
 import shlex
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from packaging.utils import canonicalize_name
 
 from compat.cell import ROOT
 from compat.cell.checks import BY_NAME
@@ -20,12 +23,20 @@ from compat.corpus import CaseFiles
 from compat.errors import UsageError
 from compat.matrix import Cell, requirements
 from compat.outcomes import CellRecord, CheckResult, Outcome
+from compat.project import parse_flag
 from compat.versions import parse_version
 
 FAILING = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XFAIL})
 #: The script every repro folder gets, filled in (a real file: linted, parsed in tests).
 TEMPLATE = Path(__file__).with_name("repro_script.py")
 CUSTOM = "a check the case defines itself"
+#: How a repro folder's environment is made and run: wheels only, anywhere; or, for a
+#: project's command, in the project's folder, which pip builds (`.`) and the command uses.
+HOWTO_WHEELS = """    python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt
+    venv/bin/python repro.py        # exit 0: passes now; 1: fails as recorded; a crash crashes"""
+HOWTO_PROJECT = """    # in the project's folder (the command runs there; pip builds the project from `.`):
+    python -m venv /tmp/venv && /tmp/venv/bin/pip install -r THIS_FOLDER/requirements.txt
+    /tmp/venv/bin/python THIS_FOLDER/repro.py   # exit 0: passes now; 1: fails as recorded"""
 _PIN = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*==\s*([A-Za-z0-9_.+!-]+)\s*(?:;.*)?$")
 
 
@@ -75,7 +86,9 @@ def repro_cell(pins: Pins, config: Config) -> Cell:
     """The cell for these pins; an unpinned package takes its matrix pair release."""
     onnx = pins.onnx or config.onnxruntime.pair
     ort = pins.onnxruntime or config.onnx.pair
-    reqs = requirements(onnx, ort, config.constraints, onnx_dist=pins.onnx_dist) + pins.extra
+    reqs = requirements(
+        onnx, ort, config.constraints, fixed=pins.extra + config.requires, onnx_dist=pins.onnx_dist
+    )
     tag = hashlib.sha256(" ".join(pins.extra).encode()).hexdigest()[:8] if pins.extra else ""
     return Cell(onnx, ort, reqs, tag, onnx_dist=pins.onnx_dist)
 
@@ -110,7 +123,25 @@ def repro_command(
             args += ["--run", str(command)]
     if options.get("timeout") is not None:
         args += ["--timeout", f"{float(options['timeout']):g}"]
+    for requirement in options.get("with") or []:  # ranges: exact pins are in the cell
+        if f"{requirement}".lower() not in args:
+            args += ["--with", str(requirement)]
+    if options.get("install"):
+        args += ["--install", str(options["install"])]
     return "nox -s repro -- " + shlex.join(args)
+
+
+def project_name(cell: CellRecord) -> str:
+    """The normalized name of the project the cell installed (`--project ROOT`), or ""."""
+    for requirement in cell.requirements:
+        found = parse_flag(requirement)
+        if found:
+            try:
+                name = tomllib.loads((found[0] / "pyproject.toml").read_text())["project"]["name"]
+            except (OSError, ValueError, KeyError):
+                return ""
+            return str(canonicalize_name(str(name)))
+    return ""
 
 
 def _b64(data: bytes) -> str:
@@ -126,9 +157,17 @@ def write_script(
     worker's code travel inside it."""
     folder = folder or out / cell.id / f"{result.case}.{result.check}"
     folder.mkdir(parents=True, exist_ok=True)
-    pins = [f"{name}=={version}" for name, version in sorted(cell.packages.items())]
-    (folder / "requirements.txt").write_text("\n".join(pins) + "\n")
     spec = json.loads((files.directory / "case.json").read_text())
+    project = project_name(cell)
+    # every package the cell really had (older records: the pinned ones); the project
+    # itself is built from the folder repro.py runs in, as the matrix built it
+    had = cell.installed or cell.packages
+    pins = [f"{name}=={version}" for name, version in sorted(had.items()) if name != project]
+    if project:
+        pins.append(".  # this project, built from the folder you run pip in")
+    (folder / "requirements.txt").write_text("\n".join(pins) + "\n")
+    if "command" in spec:  # a command runs in the folder repro.py is run from
+        spec["command"]["cwd"] = ""
     custom = {name: Path(c["file"]).read_bytes() for name, c in spec["custom_checks"].items()}
     blobs = {
         "case/model.onnx": (files.directory / "model.onnx").read_bytes(),
@@ -143,6 +182,7 @@ def write_script(
         "python": cell.python,
         "outcome": result.summary.replace('"""', "'''").replace("\\", "/")[:2000],
         "what": BY_NAME[result.check].what if result.check in BY_NAME else CUSTOM,
+        "howto": HOWTO_PROJECT if project else HOWTO_WHEELS,
     }
     script = TEMPLATE.read_text()
     script = script.replace('"@spec@"', repr(json.dumps(spec, sort_keys=True)))

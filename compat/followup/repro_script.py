@@ -5,8 +5,7 @@ Recorded: @outcome@
 
 The check: @what@.
 
-    python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt
-    venv/bin/python repro.py        # exit 0: passes now; 1: fails as recorded; a crash crashes
+@howto@
 
 Everything it needs is inside this file: the model and its arrays, and the
 onnx-compat code that ran the check inside the cell (compat/cell/).

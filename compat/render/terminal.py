@@ -4,6 +4,7 @@ commands, a closing line of counts; the full grid of rows only behind `--grid`."
 from __future__ import annotations
 
 import os
+import textwrap
 from collections import Counter
 from collections.abc import Callable
 
@@ -16,6 +17,8 @@ from compat.report import Report
 WIDTH = 120
 #: Unexpected results listed before "… and N more".
 MAX_UNEXPECTED = 10
+#: Lines a project's command result may take (its counts and failing test ids).
+COMMAND_LINES = 3
 #: "Works since" lines listed before "… and N more".
 MAX_SINCE = 12
 
@@ -145,8 +148,11 @@ def _cut(line: str, width: int = WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def render_unexpected(report: Report, hints: dict[str, str] | None = None) -> str:
-    """Broken cells and unexpected results, one line each, then each cell's repro command."""
+def render_unexpected(
+    report: Report, hints: dict[str, str] | None = None, folder: str = "reports"
+) -> str:
+    """Broken cells and unexpected results, one line each, then each cell's repro command;
+    a project's command gets a few lines (its failing tests) and the path of its log."""
     hints = hints or {}
     lines: list[str] = []
     for cell in report.broken_cells:
@@ -161,8 +167,13 @@ def render_unexpected(report: Report, hints: dict[str, str] | None = None) -> st
         for r in results:
             if shown < MAX_UNEXPECTED:
                 cached = "[from an earlier run; --fresh recomputes] " if r.origin == "cache" else ""
-                text = f"{r.cell} · {r.case} · {r.check}: {cached}{r.summary}"
-                lines.append(_cut(" ".join(text.split())))
+                text = " ".join(f"{r.cell} · {r.case} · {r.check}: {cached}{r.summary}".split())
+                if r.log:  # a test suite's counts and failing ids: worth a few lines
+                    lines += textwrap.wrap(text, WIDTH - 2, subsequent_indent="  ",
+                                           max_lines=COMMAND_LINES, placeholder=" …")  # fmt: skip
+                    lines.append(f"    log: {folder}/{r.log}")
+                else:
+                    lines.append(_cut(text))
             shown += 1
         if cell_id in hints and shown <= MAX_UNEXPECTED:
             lines.append(f"    {hints[cell_id]}")

@@ -45,7 +45,15 @@ from compat.render.triage import write_triage
 from compat.report import Report
 from compat.rewrites import BY_NAME as REWRITES
 from compat.run import Settings, run_matrix
-from compat.steps import default_corpus, fixed_requirements, follow_axes, resolve_plan, settings_of
+from compat.steps import (
+    default_corpus,
+    fixed_requirements,
+    follow_axes,
+    prepare_project,
+    project_config,
+    resolve_plan,
+    settings_of,
+)
 
 
 @dataclass
@@ -206,7 +214,9 @@ def cmd_triage(args: argparse.Namespace) -> int:
     settings = settings_of(args, config)
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="triage-", dir=settings.work_dir))
-    run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(args, config),
+    prepare_project(args, config)
+    config = project_config(args, config)
+    run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(args),
               work, default_corpus(args.config), declared_known(path, case.id, config))  # fmt: skip
     try:
         nodes = len(case.model.graph.node)
