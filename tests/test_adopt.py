@@ -135,7 +135,8 @@ def test_the_workflows_shards_merge_to_the_report_of_one_run(
     shard's reports moved where download-artifact puts them), against one unsharded run."""
     project = tmp_path / "project"
     shutil.copytree(ROOT / "examples" / "consumer", project)
-    init(project, InitOptions(runs=["check=python check_model.py"], ci="github"), _offline)
+    options = InitOptions(models=["models"], runs=["check=python check_model.py"], ci="github")
+    init(project, options, _offline)
     config = (project / "pyproject.toml").read_text()
     onnx, ort = config.split("[tool.compat.onnxruntime]")
     onnx = re.sub(r"versions = \[.*\]", 'versions = ["1.21.0", "1.23.2"]', onnx)
