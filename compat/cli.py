@@ -12,6 +12,7 @@ in compat/commands.py and compat/followup/commands.py.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -19,8 +20,32 @@ from pathlib import Path
 
 from compat.errors import CompatError
 
-# The host commands are imported when the parser is built: `python -m compat annotations`
-# also runs inside a cell, where only onnx, onnxruntime and numpy are installed.
+# The host commands are imported when one runs, not when the parser is built: `--help`
+# stays quick, and `python -m compat annotations` also runs inside a cell, where only
+# onnx, onnxruntime and numpy are installed.
+
+DESCRIPTION = """\
+Which onnx and onnxruntime releases your models and tests work with: one isolated
+environment per pinned release, your models, your test command and a corpus of rare-but-
+legal ONNX forms in each, and a table of what passes and fails where, with the reason.
+
+start here:
+  onnx-compat init                 adopt it in this project ([tool.compat], nox sessions)
+  nox -s matrix                    run the matrix -> reports/ (compatibility.md, matrix.html)
+  nox -s repro -- onnx==1.18.0     one cell under CI's exact pins, with repro scripts
+  nox -s bisect -- --run 'pytest -q' --package onnxruntime
+                                   the release where your tests started failing
+
+`onnx-compat COMMAND --help` tells each command's options; README.md tells the rest."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("onnx-compat")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "unknown (not installed)"
 
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
@@ -151,13 +176,13 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from compat import commands as host
-    from compat.followup.commands import cmd_bisect, cmd_repro
-    from compat.followup.triage.command import cmd_triage
-    from compat.followup.variants import cmd_variants
-
-    parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="onnx-compat",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"onnx-compat {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     matrix = commands.add_parser("matrix", help="run the corpus in one environment per release")
     for add in (_add_config, _add_axes, _add_setup, _add_corpus, _add_run):
@@ -176,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("changed", "all"),
         help="also print every table's rows as marks: rows that are not all pass, or all",
     )
-    matrix.set_defaults(func=host.cmd_matrix)
+    matrix.set_defaults(func="compat.commands:cmd_matrix")
 
     board = commands.add_parser(
         "scoreboard", help="ONNX's backend node tests on every onnxruntime release"
@@ -186,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(board)
     _add_corpus(board, cases="onnx_backend.*")
     _add_run(board)
-    board.set_defaults(func=host.cmd_scoreboard, axis="onnxruntime", out=Path("reports/scoreboard"))
+    board.set_defaults(
+        func="compat.commands:cmd_scoreboard", axis="onnxruntime", out=Path("reports/scoreboard")
+    )
 
     plan = commands.add_parser("plan", help="print the cells, e.g. as a CI job matrix")
     _add_config(plan)
@@ -194,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(plan)
     plan.add_argument("--json", action="store_true", help='print {"include": [...]} for CI')
     plan.add_argument("--shards", type=int, help="group the cells into N shards")
-    plan.set_defaults(func=host.cmd_plan)
+    plan.set_defaults(func="compat.commands:cmd_plan")
 
     report = commands.add_parser("report", help="re-render reports from stored results")
     report.add_argument("--results", type=Path, metavar="FILE", help="a stored matrix.json")
@@ -207,12 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="merge equal neighbouring releases (always on in the docs pages; kept for scripts)",
     )
     _add_config(report)
-    report.set_defaults(func=host.cmd_report)
+    report.set_defaults(func="compat.commands:cmd_report")
 
     merge_ = commands.add_parser("merge", help="combine the --out directories of shards")
     merge_.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
     merge_.add_argument("--out", type=Path, default=Path("reports"))
-    merge_.set_defaults(func=host.cmd_merge)
+    merge_.set_defaults(func="compat.commands:cmd_merge")
 
     init = commands.add_parser(
         "init",
@@ -247,14 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--shards", type=int, default=4, metavar="N",
         help="how many parallel jobs the workflow spreads the cells over (default 4)",
     )  # fmt: skip
-    init.set_defaults(func=host.cmd_init)
+    init.set_defaults(func="compat.commands:cmd_init")
     variants = commands.add_parser(
         "variants", help="write every equivalent spelling of a model (the rewrite catalogue)"
     )
     variants.add_argument("model", type=Path, help="the .onnx file (MODEL.npz beside it: inputs)")
     variants.add_argument("--out", type=Path, help="folder (default: MODEL~variants/ beside it)")
     variants.add_argument("--rewrites", metavar="GLOB[,GLOB]", help="only these rewrites")
-    variants.set_defaults(func=cmd_variants)
+    variants.set_defaults(func="compat.followup.variants:cmd_variants")
     repro = commands.add_parser("repro", help="rebuild one cell under exact pins, write scripts")
     repro.add_argument("pins", nargs="*", metavar="PKG==VERSION")
     repro.add_argument("--requirements", type=Path, metavar="FILE", help="a CI's pinned reqs")
@@ -262,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(repro)
     _add_corpus(repro)
     _add_run(repro)
-    repro.set_defaults(func=cmd_repro)
+    repro.set_defaults(func="compat.followup.commands:cmd_repro")
 
     bisect_ = commands.add_parser("bisect", help="find the release where an outcome changes")
     bisect_.add_argument("--case", help="the case id (default with one --run: its case)")
@@ -276,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(bisect_)
     _add_corpus(bisect_)
     _add_run(bisect_)
-    bisect_.set_defaults(func=cmd_bisect)
+    bisect_.set_defaults(func="compat.followup.commands:cmd_bisect")
 
     triage = commands.add_parser(
         "triage",
@@ -298,7 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_axes(triage)
     _add_setup(triage)
     _add_run(triage)
-    triage.set_defaults(func=cmd_triage, out=None, reruns=1, cross=False)
+    triage.set_defaults(
+        func="compat.followup.triage.command:cmd_triage", out=None, reruns=1, cross=False
+    )
     annotations = commands.add_parser(
         "annotations",
         add_help=False,
@@ -306,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="do a model's shape annotations hold on real runs? (`annotations --help`)",
     )
     annotations.add_argument("rest", nargs="*")
-    annotations.set_defaults(func=host.cmd_annotations)
+    annotations.set_defaults(func="compat.commands:cmd_annotations")
     return parser
 
 
@@ -316,11 +345,12 @@ def main_inner(argv: Sequence[str] | None = None) -> int:
         from compat.cell.annotations_cli import main as annotations
 
         return int(annotations(argv[1:]))
+    args = build_parser().parse_args(argv)  # `--help` and `--version` end here, quickly
     from compat.steps import check_options
 
-    args = build_parser().parse_args(argv)
     check_options(args)  # nonsense numbers and paths: one line, exit 2, before anything runs
-    code: int = args.func(args)
+    module, _, name = args.func.partition(":")  # imported now: `--help` stays quick
+    code: int = getattr(importlib.import_module(module), name)(args)
     return code
 
 

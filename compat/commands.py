@@ -58,7 +58,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         lambda r: write_reports(r, args.out, names=()),  # results as produced; renders at the end
         meta,
     )
-    return finish(report, write_reports(report, args.out), args.grid)
+    return finish(report, write_reports(report, args.out), args.grid, args.config)
 
 
 def cmd_scoreboard(args: argparse.Namespace) -> int:

@@ -129,15 +129,16 @@ def source_digest(root: Path) -> str:
     and the commit, which a VCS version (setuptools-scm, hatch-vcs) is made from."""
     digest = hashlib.sha256()
     files = _git_files(root)
-    if files is None:
+    if files is not None:  # untracked reports and state a run writes are not the project
+        files = [n for n in files if n.split("/", 1)[0] not in SKIPPED]
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        digest.update(head.stdout.encode())
+    else:
         files = []
         for folder, dirs, names in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.endswith(".egg-info"))
             files += [Path(folder, n).relative_to(root).as_posix() for n in names]
-    else:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                              text=True, check=False)  # fmt: skip
-        digest.update(head.stdout.encode())
     for name in sorted(files):
         path = root / name
         if path.is_file():

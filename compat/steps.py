@@ -320,7 +320,37 @@ def provenance(report: Report) -> str:
     return ", ".join(parts + ([f"{reran} reruns"] if reran else []))
 
 
-def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
+def claims(report: Report, pyproject: Path) -> list[str]:
+    """ "pyproject says onnx>=1.13; your tests fail on 1.16.2–1.18.0 (passing from 1.19.0)":
+    each of the project's commands set against the ranges its pyproject declares, on the
+    cells of each axis (compat/adopt/declared.py says it)."""
+    from compat.adopt.declared import claims_line, declared_ranges
+
+    if not pyproject.is_file():
+        return []
+    ranges = declared_ranges(pyproject)
+    cells = {c.id: c for c in report.cells}
+    names = sorted({r.case for r in report.results if r.case.startswith(f"{FAMILY}.")})
+    lines = []
+    for case in names:
+        outcomes = [
+            (package, cells[r.cell].onnx if package == "onnx" else cells[r.cell].onnxruntime,
+             r.outcome.value == "pass")
+            for package, axis in (("onnx", "onnx"), ("onnxruntime", "onnxruntime"))
+            for r in report.results
+            if r.case == case and r.cell in report.axes.get(axis, ())
+            and r.outcome.value not in ("skip", "flaky")
+        ]  # fmt: skip
+        what = "your tests" if len(names) == 1 else f"`{case.split('.', 1)[1]}`"
+        line = claims_line(ranges, outcomes, what)
+        if line:
+            lines.append(line)
+    return lines
+
+
+def finish(
+    report: Report, paths: list[Path], grid: str | None = None, pyproject: Path | None = None
+) -> int:
     """The terminal summary and the exit code shared by `matrix` and `merge`: the family ×
     release summary, what needs a look (with repro commands), a closing line of counts
     and the files; the full grid of rows with `--grid` (`--grid=all`: passing rows too)."""
@@ -338,6 +368,10 @@ def finish(report: Report, paths: list[Path], grid: str | None = None) -> int:
     if spellings:
         print()
         print(spellings)
+    said = claims(report, pyproject) if pyproject else []
+    if said:
+        print()
+        print("\n".join(said))
     print()
     print(closing_line(report, provenance(report)))
     top = [p.name for p in paths if p.parent == folder and p.name != "matrix.json"]

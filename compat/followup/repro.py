@@ -32,11 +32,15 @@ TEMPLATE = Path(__file__).with_name("repro_script.py")
 CUSTOM = "a check the case defines itself"
 #: How a repro folder's environment is made and run: wheels only, anywhere; or, for a
 #: project's command, in the project's folder, which pip builds (`.`) and the command uses.
-HOWTO_WHEELS = """    python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt
-    venv/bin/python repro.py        # exit 0: passes now; 1: fails as recorded; a crash crashes"""
-HOWTO_PROJECT = """    # in the project's folder (the command runs there; pip builds the project from `.`):
-    python -m venv /tmp/venv && /tmp/venv/bin/pip install -r THIS_FOLDER/requirements.txt
-    /tmp/venv/bin/python THIS_FOLDER/repro.py   # exit 0: passes now; 1: fails as recorded"""
+HOWTO_WHEELS = "\n".join([
+    "    python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt",
+    "    venv/bin/python repro.py    # exit 0: passes now; 1: fails as recorded; a crash crashes",
+])  # fmt: skip
+HOWTO_PROJECT = "\n".join([
+    "    # in the project's folder (the command runs there; pip builds the project from `.`):",
+    "    python -m venv /tmp/venv && /tmp/venv/bin/pip install -r THIS_FOLDER/requirements.txt",
+    "    /tmp/venv/bin/python THIS_FOLDER/repro.py   # exit 0: passes now; 1: fails as recorded",
+])  # fmt: skip
 _PIN = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*==\s*([A-Za-z0-9_.+!-]+)\s*(?:;.*)?$")
 
 

@@ -91,12 +91,13 @@ def page_data(report: Report) -> dict[str, Any]:
     for table in grid:
         rows = []
         for row in table.rows:
-            details = [
-                [r.phase, r.detail if r.outcome.value != "pass" else "", r.known]
+            details = [  # a command's result also names its log, relative to the page
+                [r.phase, r.detail if r.outcome.value != "pass" else "", r.known,
+                 *([r.log] if r.log else [])]
                 if r
                 else ["", "", ""]
                 for r in row.results
-            ]
+            ]  # fmt: skip
             rows.append({
                 "case": row.case, "variant": variant(row.case, table.family),
                 "check": row.check, "entries": list(row.entries), "details": details,

@@ -90,6 +90,8 @@ def _properties(suite: ET.Element, cell: CellRecord) -> None:
 def _explained(result: CheckResult, cell: CellRecord, command: str) -> str:
     installed = ", ".join(f"{n} {v}" for n, v in sorted(cell.packages.items()))
     lines = [result.detail, "", f"installed: {installed}", f"reproduce: {command}"]
+    if result.log:  # a command's whole output, beside junit.xml
+        lines.insert(1, f"whole output: {result.log}")
     if result.traceback:
         lines += ["", result.traceback]
     return "\n".join(lines)

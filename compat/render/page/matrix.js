@@ -304,7 +304,7 @@ function showDetail(td) {
   const [ti, ri, ci] = td.dataset.at.split(",").map(Number);
   const table = DATA.tables[ti], row = table.rows[ri];
   const cellId = table.cells[ci], cell = DATA.cells[cellId];
-  const [phase, detail, known] = row.details[ci];
+  const [phase, detail, known, log] = row.details[ci];
   const entry = row.entries[ci];
   const panel = $("detail-body");
   panel.replaceChildren();
@@ -320,6 +320,11 @@ function showDetail(td) {
   if (known) {
     list.appendChild(el("dt", {}, "known bug"));
     const link = el("a", {href: known, target: "_blank", rel: "noopener"}, known);
+    list.appendChild(el("dd")).appendChild(link);
+  }
+  if (log) {
+    list.appendChild(el("dt", {}, "whole output"));
+    const link = el("a", {href: log, target: "_blank", rel: "noopener"}, log);
     list.appendChild(el("dd")).appendChild(link);
   }
   add("installed", Object.entries(cell.packages).map(([k, v]) => k + " " + v).join(", ")
