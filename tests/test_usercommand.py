@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +111,86 @@ def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_comm
     assert cell["installed"]["mypkg"] == "0.1"  # its wheel, built once, is in the cell
     assert code == 0, report["results"]
     assert [r["outcome"] for r in report["results"]] == ["pass"]
+
+
+def project_with_tests(tmp_path: Path, compat: str, tests: str) -> Path:
+    """A folder with a pytest suite and a [tool.compat] (not a package: nothing to build)."""
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_suite.py").write_text(tests)
+    (project / "pyproject.toml").write_text(
+        '[tool.compat]\ncorpus = "none"\n' + compat + '\n[tool.compat.onnx]\nversions = ["1.23.2"]'
+        '\npair = "1.24.4"\n[tool.compat.onnxruntime]\nversions = ["1.24.4"]\npair = "1.23.2"\n'
+    )
+    return project
+
+
+def run_project(project: Path, state: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    config, out = project / "pyproject.toml", project / "reports"
+    code = main(["matrix", "--config", str(config), "--state-dir", str(state), "--out", str(out),
+                 "--axis", "onnx", *args])  # fmt: skip
+    return code, json.loads((project / "reports" / "matrix.json").read_text())
+
+
+@pytest.mark.envs
+def test_launched_from_a_venv_that_has_pytest_a_cell_without_it_never_passes(
+    tmp_path: Path, shared_state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as a developer runs it: this test's own venv (it has pytest) active and first on PATH
+    here = Path(sys.executable).parent
+    assert (here / "pytest").is_file(), "the test runs from a venv with pytest"
+    monkeypatch.setenv("PATH", f"{here}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
+    project = project_with_tests(tmp_path, "", "def test_ok():\n    pass\n")
+    code, report = run_project(project, shared_state, "--run", "tests=pytest -q tests",
+                               "--run", "module=python -m pytest -q tests")  # fmt: skip
+    assert code == 1
+    got = {r["case"]: r for r in report["results"]}
+    for case in ("command.tests", "command.module"):
+        assert got[case]["outcome"] == "error", got[case]
+        assert "pytest is not installed in this cell" in got[case]["detail"]
+        assert 'requires = ["pytest"]' in got[case]["detail"]
+
+
+@pytest.mark.envs
+def test_a_failing_suite_runs_twice_at_most_reads_as_its_counts_and_keeps_its_whole_log(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    tests = (
+        "import pathlib\n"
+        "pathlib.Path(__file__).with_name('runs.txt').open('a').write('run\\n')\n"
+        "def test_ok():\n    pass\n"
+        "def test_broken():\n    assert 1 == 2, 'a message ' * 400\n"
+    )
+    compat = 'requires = ["pytest"]\nrun = ["tests=python -m pytest -q tests -p no:cacheprovider"]'
+    project = project_with_tests(tmp_path, compat, tests)
+    code, report = run_project(project, shared_state)
+    assert code == 1
+    (result,) = report["results"]
+    assert result["outcome"] == "fail"
+    assert result["detail"].startswith(
+        "exit 1: 1 failed, 1 passed: tests/test_suite.py::test_broken"
+    )
+    runs = (project / "tests" / "runs.txt").read_text().splitlines()
+    assert len(runs) == 2  # the run and one rerun, never 4
+    log = project / "reports" / result["log"]
+    assert result["log"] == "logs/onnx1.23.2-ort1.24.4/command.tests.log"
+    assert "a message " * 400 in log.read_text()  # the whole output, not a tail
+    (cell,) = report["cells"]
+    assert cell["installed"]["pytest"]  # what the cell really had is recorded
+
+
+@pytest.mark.envs
+def test_a_command_has_its_own_timeout_and_a_check_of_a_model_keeps_its_own(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    compat = (
+        'command-timeout = 2\ntimeout = 1\nrun = ["slow=sleep 1.5 && echo done", "hang=sleep 60"]'
+    )
+    project = project_with_tests(tmp_path, compat, "")
+    code, report = run_project(project, shared_state, "--reruns", "0")
+    got = {r["case"]: r for r in report["results"]}
+    assert got["command.slow"]["outcome"] == "pass"  # past `timeout`, within its own
+    assert got["command.hang"]["outcome"] == "timeout"
+    assert got["command.hang"]["detail"].startswith("ran past the 2 s command-timeout")
+    assert code == 1

@@ -98,13 +98,13 @@ def _python_script(path):
     return first.startswith(b"#!") and b"python" in first
 
 
-def resolve(command, env):
-    """Raises an `error` when the command's program is not the cell's own: missing, or a
-    Python program of another environment."""
+def resolve(command, env, here=None):
+    """Raises an `error` when the command's program is not the cell's own (`here`: the
+    cell's bin/): missing, or a Python program of another environment."""
     name = program(command)
     if name is None or "/" in name:
         return
-    here = os.path.dirname(sys.executable)
+    here = here or os.path.dirname(sys.executable)
     found = _which(name, env["PATH"])
     if found is None:
         if _is_builtin(name):
