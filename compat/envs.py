@@ -134,11 +134,16 @@ def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
     protobuf>=6.31.1 ..." -> "onnx>=1.23.2 requires protobuf>=6.31.1, not
     protobuf==3.20.3" (the cell's own pin of that package); "" when there is none."""
     text = " ".join(message.replace("╰─▶", " ").split())
-    found = re.search(r"Because (\S+) depends on ([A-Za-z0-9_.-]+)([<>=!~][^\s,]*)", text)
+    dep = r"(\S+) depends on ([A-Za-z0-9_.-]+[<>=!~][^\s]*?),?"
+    both = re.search(rf"Because {dep} and {dep} we can conclude", text)
+    if both:  # two packages' requirements of a third clash: "… but onnxruntime>=1.32 requires …"
+        a, a_needs, b, b_needs = both.groups()
+        return f"{a} requires {a_needs}, but {b} requires {b_needs}"
+    found = re.search(r"Because (\S+) depends on ([A-Za-z0-9_.-]+)([<>=!~][^\s]*?),? ", text)
     if found:
         who, name, spec = found.groups()
         # "... and you require numpy<2": the requirement it really clashes with
-        clash = re.match(r" and you require ([A-Za-z0-9_.-]+[<>=!~][^\s,]*)", text[found.end() :])
+        clash = re.match(r"and you require ([A-Za-z0-9_.-]+[<>=!~][^\s,]*)", text[found.end() :])
         if clash and re.split(r"[<>=!~]", clash.group(1))[0].lower() == name.lower():
             return f"{who} requires {name}{spec}, but the cell requires {clash.group(1)}"
         pinned = [

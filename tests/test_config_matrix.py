@@ -290,6 +290,15 @@ def test_the_resolver_s_reason_names_the_requirement_it_really_clashes_with() ->
     assert resolver_reason(message, requirements) == (
         "ml-dtypes>=0.7.0 requires numpy>=2.0.0, but the cell requires numpy<2"
     )
+    # two pinned packages' own requirements of a third (onnx 1.13.1 beside onnxruntime 1.32)
+    both = """error: No solution found when resolving dependencies
+  cause: Because onnx==1.13.1 depends on protobuf>=3.20.2,<4 and onnxruntime>=1.32.0 depends
+         on protobuf>=4.25.8, we can conclude that onnx==1.13.1 and onnxruntime>=1.32.0 are
+         incompatible."""
+    assert resolver_reason(both, ("onnx==1.13.1", "onnxruntime==1.32.0", "protobuf")) == (
+        "onnx==1.13.1 requires protobuf>=3.20.2,<4, but onnxruntime>=1.32.0 requires "
+        "protobuf>=4.25.8"
+    )
 
 
 def test_a_preview_name_beside_junk_is_an_error_before_the_index_is_asked() -> None:
