@@ -189,7 +189,21 @@ def load_corpus(args: argparse.Namespace, config: Config) -> Corpus:
         commands = command_cases(runs, args.config.resolve().parent)
         corpus = Corpus(corpus.cases + commands, {**corpus.families, FAMILY: DESCRIPTION})
     cases = attach(corpus.cases, config.known)  # [[tool.compat.known]], over every case
-    chosen = select_cases(cases, globs(args.cases))
+    if not cases:
+        raise UsageError(
+            f"{config.source}: nothing to run: corpus = {config.corpus!r} and no models "
+            "(cases-dirs) or commands (run); add run = ['python -m pytest -q tests'], or "
+            'corpus = "seed" for the built-in cases'
+        )
+    try:
+        chosen = select_cases(cases, globs(args.cases))
+    except UsageError as error:
+        if config.corpus == "all":
+            raise
+        raise UsageError(
+            f"{error}; [tool.compat] corpus = {config.corpus!r} in {config.source} leaves "
+            "out the other built-in cases"
+        ) from None
     if getattr(args, "mutate", None) is not None:  # every other spelling of each case
         from compat.rewrites import mutated, select
 
