@@ -10,7 +10,7 @@ from pathlib import Path
 from compat.config import load_config
 from compat.errors import UsageError
 from compat.matrix import select_shard
-from compat.merge import merge
+from compat.merge import merge, merge_logs
 from compat.progress import Progress
 from compat.render.families import families_drift, write_families
 from compat.render.grid import text_table
@@ -171,6 +171,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     report = merge(args.dirs)
+    merge_logs(args.dirs, args.out)
     return finish(report, write_reports(report, args.out))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from compat.errors import UsageError
@@ -64,3 +65,12 @@ def merge(directories: list[Path]) -> Report:
             "seconds": max(float(s.run.get("seconds", 0)) for _, s in shards),
         },
     )
+
+
+def merge_logs(directories: list[Path], out: Path) -> None:
+    """The shards' command logs (`logs/CELL/*.log`) beside the merged report, where its
+    results link them; shards hold different cells, so nothing is overwritten."""
+    for directory in directories:
+        logs = directory / "logs"
+        if logs.is_dir() and logs.resolve() != (out / "logs").resolve():
+            shutil.copytree(logs, out / "logs", dirs_exist_ok=True)

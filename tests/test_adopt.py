@@ -182,6 +182,8 @@ def test_the_workflows_shards_merge_to_the_report_of_one_run(
                 for r in report["results"]]  # fmt: skip
 
     assert untimed(both) == untimed(one)
+    logs = [r["log"] for r in both["results"] if r.get("log")]
+    assert len(logs) == 3 and all((project / "reports" / log).is_file() for log in logs)
     for key in ("cells", "cases", "axes"):
         assert both[key] == one[key]
     assert (project / "reports" / "matrix.md").read_text() == (
