@@ -8,10 +8,11 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from filelock import FileLock
+from packaging.utils import canonicalize_name
 
 from compat import cellcode
 from compat.errors import CompatError
@@ -267,14 +268,14 @@ def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
                 marker.write_text(json.dumps(saved, indent=1))
             stale = project and saved.get("project") != project.sha256
             if project and stale and record.state is CellState.READY:
-                record = _install_project(cell, python, code, project)
+                record = _install_project(cell, python, record, project)
                 saved.update(record=record.serialize(), project=project.sha256)
                 marker.write_text(json.dumps(saved, indent=1))
             return Environment(record, python, code)
     return None
 
 
-def _install_project(cell: Cell, python: Path, code: Path, project: Built) -> CellRecord:
+def _install_project(cell: Cell, python: Path, record: CellRecord, project: Built) -> CellRecord:
     """Installs (again) the project's wheel alone: its dependencies are in already."""
     command = [find_uv(), "pip", "install", "--quiet", "--no-deps", "--reinstall-package",
                project.name, "--python", str(python), str(project.wheel)]  # fmt: skip
@@ -282,7 +283,9 @@ def _install_project(cell: Cell, python: Path, code: Path, project: Built) -> Ce
     if done.returncode != 0:
         message = f"installing {project.wheel.name}: {done.stderr or done.stdout}"
         return _broken(cell, CellState.INSTALL_ERROR, message)
-    return probe(cell, python, code)
+    # the stack is as probed; only the project changed (a probe per cell would cost 1 s)
+    installed = {**record.installed, canonicalize_name(project.name): project.version}
+    return replace(record, installed=installed)
 
 
 def _build(cell: Cell, root: Path, base_python: str) -> Environment:

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 import tomllib
 import zipfile
 from dataclasses import dataclass
@@ -207,8 +208,10 @@ def build(root: Path, state: Path, python: str, say: Any = print) -> Built:
         out = home / digest
         wheels = sorted(out.glob("*.whl")) if out.is_dir() else []
         if not wheels:
-            say(f"building {root.name} with its own build backend (uv build --wheel) ...")
+            say(f"building {root} with its own build backend (uv build --wheel) ...")
+            started = time.monotonic()
             wheels = [_build_wheel(root, out, python)]
+            say(f"built {wheels[0].name} in {time.monotonic() - started:.1f} s")
             for old in home.iterdir():  # earlier builds: one kept, for a quick way back
                 if old != out and old.is_dir() and len(list(home.iterdir())) > 2:
                     shutil.rmtree(old, ignore_errors=True)

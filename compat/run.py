@@ -8,6 +8,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -133,7 +134,9 @@ def _run_matrix(
     phases: dict[str, float] = {"cases": round(time.monotonic() - clock, 2)}
     meta["phases"] = phases
     mark = time.monotonic()
-    envs = dict(existing(c, settings) for c in plan.cells)
+    # a few at a time: a new build of the project is reinstalled into each existing one
+    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
+        envs = dict(pool.map(lambda c: existing(c, settings), plan.cells))
     phases["environments"] = round(time.monotonic() - mark, 2)
     ready = {k: v for k, v in envs.items() if v is not None}
     if len(ready) == len(envs):  # every environment exists: maybe nothing changed at all

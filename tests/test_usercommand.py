@@ -111,6 +111,17 @@ def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_comm
     assert cell["installed"]["mypkg"] == "0.1"  # its wheel, built once, is in the cell
     assert code == 0, report["results"]
     assert [r["outcome"] for r in report["results"]] == ["pass"]
+    # a change to the project: rebuilt and reinstalled into the same environment
+    env_bin = shared_state / "envs" / cell["id"] / "bin"
+    before = env_bin.stat().st_ino
+    (project / "mypkg.py").write_text("ANSWER = 41\n")
+    code = main(["matrix", "--config", str(project / "pyproject.toml"), "--corpus",
+                 str(ROOT / "cases"), "--state-dir", str(shared_state), "--out",
+                 str(tmp_path / "out"), "--onnx", "1.23.2", "--ort", "1.24.4", "--axis", "onnx",
+                 "--cases", "command.*", "--run", IMPORTS])  # fmt: skip
+    report = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    assert code == 1 and [r["outcome"] for r in report["results"]] == ["fail"]
+    assert env_bin.stat().st_ino == before  # the environment itself was kept
 
 
 def project_with_tests(tmp_path: Path, compat: str, tests: str) -> Path:
