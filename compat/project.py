@@ -59,7 +59,7 @@ class Built:
         seen: set[str] = set()
         todo = [""] + [canonicalize_name(e) for e in extras]
         while todo:
-            extra = todo.pop()
+            extra = todo.pop(0)  # the base dependencies first, then each extra
             if extra in seen:
                 continue
             seen.add(extra)
