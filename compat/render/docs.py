@@ -22,6 +22,7 @@ from compat.render.docs_pages import (
 from compat.render.grid import build_tables, link_label, spans, text_table
 from compat.render.summary import MEANINGS as STATE_MEANINGS
 from compat.render.summary import STATES, Since, Summary, summarize
+from compat.render.text import md_anchor, md_path, md_text
 from compat.report import Report
 
 #: A summary square's state as a mark, for the text form of the picture.
@@ -51,10 +52,10 @@ def _glance(summary: Summary, marks: dict[str, str]) -> str:
     headers = ["family"]
     for axis in axes:
         labels = _axis_labels(summary, axis)
-        headers.append(f"{AXIS_NAMES.get(axis, axis)} {labels[0]}–{labels[-1]}")
+        headers.append(f"{AXIS_NAMES.get(axis, axis)} {md_text(labels[0])}–{md_text(labels[-1])}")
     rows = [
         [
-            f"[{family}]({page_path(family)})",
+            f"[{md_text(family)}]({md_path(page_path(family))})",
             *(_runs(summary, family, axis, marks) for axis in axes),
         ]
         for family in summary.families
@@ -86,15 +87,15 @@ def _since(report: Report, summary: Summary) -> str:
     rows = []
     for since in summary.since:
         anchors = check_anchors(t for t in tables if t.family == since.family)
-        page = page_path(since.family)
-        anchor = anchors.get((since.check, since.axis), since.check)
+        page = md_path(page_path(since.family))
+        anchor = anchors.get((since.check, since.axis), md_anchor(since.check))
         labels = _axis_labels(summary, since.axis)
         bugs = ", ".join(bug_link(urls[label]) if label in urls else escape(label)
                          for label in since.links)  # fmt: skip
         rows.append([
-            f"[{since.family}]({page}) · [{since.check}]({page}#{anchor})",
-            AXIS_NAMES.get(since.axis, since.axis), _works_since(since, labels),
-            spans(since.broken, labels), bugs or "—",
+            f"[{md_text(since.family)}]({page}) · [{md_text(since.check)}]({page}#{anchor})",
+            AXIS_NAMES.get(since.axis, since.axis), md_text(_works_since(since, labels)),
+            md_text(spans(since.broken, labels)), bugs or "—",
         ])  # fmt: skip
     return pipe_table(rows, ["family · check", "package", "works", "broken on", "upstream"])
 
@@ -116,8 +117,10 @@ def _environments(report: Report) -> str:
     def row(axis: str, cell: CellRecord) -> list[str]:
         p = cell.packages
         label = {"onnx": cell.onnx, "onnxruntime": cell.onnxruntime}.get(axis, cell.id)
-        return [f"{AXIS_NAMES[axis]} {label}", p.get("onnx", "—"), p.get("onnxruntime", "—"),
-                p.get("numpy", "—"), p.get("protobuf", "—"), cell.python or "—"]  # fmt: skip
+        return [md_text(text) for text in (
+            f"{AXIS_NAMES[axis]} {label}", p.get("onnx", "—"), p.get("onnxruntime", "—"),
+            p.get("numpy", "—"), p.get("protobuf", "—"), cell.python or "—",
+        )]  # fmt: skip
 
     cells = {c.id: c for c in report.cells}
     rows = [row(axis, cells[i]) for axis, ids in report.axes.items() for i in ids]
@@ -198,7 +201,7 @@ def render_docs(
         "## Families",
         "",
         *(
-            f"- [{f}]({page_path(f)}): {escape(report.families.get(f, ''))}"
+            f"- [{md_text(f)}]({md_path(page_path(f))}): {escape(report.families.get(f, ''))}"
             for f in summary.families
         ),
         "",

@@ -12,8 +12,9 @@ import re
 from collections.abc import Iterable
 
 from compat.case import CHECK_TITLES
-from compat.render.grid import Table, build_tables, collapse, link_label, text_table, variant
+from compat.render.grid import Row, Table, build_tables, collapse, link_label, text_table, variant
 from compat.render.grid import verdict as row_verdict
+from compat.render.text import md_anchor, md_code, md_link, md_text
 from compat.report import Report
 
 #: The index page, and the folder of family pages beside it.
@@ -81,8 +82,8 @@ def page_path(family: str) -> str:
 
 
 def escape(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return " ".join(text.replace("|", "\\|").split())
+    """Text safe inside a Markdown table cell, its runs of white space one space."""
+    return md_text(" ".join(text.split()))
 
 
 def bug_label(url: str) -> str:
@@ -98,8 +99,8 @@ def bug_label(url: str) -> str:
 
 
 def bug_link(url: str) -> str:
-    """A known bug as a Markdown link."""
-    return f"[{bug_label(url)}]({url})"
+    """A known bug as a Markdown link (an address that is not http(s) is no link)."""
+    return md_link(bug_label(url), url)
 
 
 def check_anchors(tables: Iterable[Table]) -> dict[tuple[str, str], str]:
@@ -107,7 +108,7 @@ def check_anchors(tables: Iterable[Table]) -> dict[tuple[str, str], str]:
     `check-axis` for a check shown on both axes."""
     keys = list(dict.fromkeys((row.check, table.axis) for table in tables for row in table.rows))
     seen = [check for check, _ in keys]
-    return {(c, a): c if seen.count(c) == 1 else f"{c}-{a}" for c, a in keys}
+    return {(c, a): md_anchor(c if seen.count(c) == 1 else f"{c}-{a}") for c, a in keys}
 
 
 def _by_check(table: Table) -> dict[str, Table]:
@@ -132,7 +133,7 @@ def runs(labels: tuple[str, ...], entries: tuple[str, ...], marks: dict[str, str
         else:
             found.append((entry, [label]))
     return " · ".join(
-        f"{marks[e]} {group[0] if len(group) == 1 else f'{group[0]}–{group[-1]}'}"
+        f"{marks[e]} {md_text(group[0] if len(group) == 1 else f'{group[0]}–{group[-1]}')}"
         for e, group in found
     )
 
@@ -144,13 +145,37 @@ def _check_table(part: Table, marks: dict[str, str], squash: bool) -> str:
     wide = squash and len(shown.labels) > MAX_COLUMNS
     rows = []
     for row, compact in zip(part.rows, shown.rows, strict=True):
-        said = escape(row_verdict(part.axis, part.labels, row, cite=bug_link))
-        name = f"`{variant(row.case, part.family)}`"
+        said = _verdict(part.axis, part.labels, row)
+        name = md_code(variant(row.case, part.family), in_table=True)
         if wide:
             rows.append([name, said, runs(part.labels, row.entries, marks)])
         else:
             rows.append([name, said, *(marks[e] for e in compact.entries)])
-    return text_table(rows, ["case", "verdict", *(["releases"] if wide else shown.labels)])
+    labels = ["releases"] if wide else [md_text(label) for label in shown.labels]
+    return text_table(rows, ["case", "verdict", *labels])
+
+
+def _verdict(axis: str, labels: tuple[str, ...], row: Row) -> str:
+    """The row's verdict as Markdown: its words escaped, its bug links links. While the
+    words are escaped the links are placeholders that sort as the links do."""
+    urls = sorted({r.known for r in row.results if r and r.known}, key=bug_link)
+    links = [bug_link(url) for url in urls]
+    rank = {url: i for i, url in enumerate(urls)}
+
+    def fill(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        return links[number] if number < len(links) else match.group()
+
+    def cite(url: str) -> str:
+        return f"{HOLE}{rank[url]:06d}{HOLE}"
+
+    said = escape(row_verdict(axis, labels, row, cite=cite))
+    return re.sub(f"{HOLE}(\\d+){HOLE}", fill, said)
+
+
+#: Marks a link's place in a verdict while its words are escaped (a private-use
+#: character: Markdown escaping leaves it alone).
+HOLE = "\ue000"
 
 
 def _limits(report: Report, axis: str) -> str:
@@ -171,7 +196,7 @@ def _limits(report: Report, axis: str) -> str:
             if numbers:
                 best[kind] = str(max(numbers))
         release = cell.onnx if axis == "onnx" else cell.onnxruntime
-        rows.append([release, best["ir"], best["opset"]])
+        rows.append([md_text(release), best["ir"], best["opset"]])
     return text_table(rows, [axis, "max IR version", "max opset (ai.onnx)"])
 
 
@@ -179,7 +204,7 @@ def _versions(package: str, versions: str) -> str:
     if not versions:
         return f"every {package} release"
     spelled = versions.replace(">=", "≥ ").replace("<=", "≤ ").replace("<", "< ").replace(",", ", ")
-    return f"{package} {spelled}"
+    return f"{md_text(package)} {md_text(spelled)}"
 
 
 def _known(report: Report, family: str) -> list[str]:
@@ -194,10 +219,10 @@ def _known(report: Report, family: str) -> list[str]:
     lines = []
     for (link, package, versions, checks, reason), names in found.items():
         where = _versions(package, versions)
-        which = ", ".join(f"`{c}`" for c in checks)
-        who = "every case" if len(names) == len(cases) else ", ".join(f"`{n}`" for n in names)
+        which = ", ".join(md_code(c) for c in checks)
+        who = "every case" if len(names) == len(cases) else ", ".join(md_code(n) for n in names)
         head = bug_link(link) if link else "no public report"
-        lines.append(f"- {head}: {' '.join(reason.split())} — {where}; {which}; {who}")
+        lines.append(f"- {head}: {escape(reason)} — {where}; {which}; {who}")
     return lines
 
 
@@ -209,7 +234,7 @@ def _held(table: Table) -> str:
     versions = sorted({getattr(c, other) for c in table.cells if getattr(c, other)})
     if not versions:
         return ""
-    return f"{other} held at {', '.join(versions)}"
+    return f"{other} held at {md_text(', '.join(versions))}"
 
 
 def _marks_line(used: set[str], marks: dict[str, str]) -> str:
@@ -228,20 +253,20 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
     anchors = check_anchors(tables)
     cases = [c for c in report.cases if c.family == family]
     out = [
-        f"# {family}",
+        f"# {md_text(family)}",
         "",
         f"[All families](../{INDEX}) · [environments](../{INDEX}#environments) · "
         "generated by onnx-compat from the stored results; do not edit.",
         "",
-        report.families.get(family, ""),
+        md_text(report.families.get(family, "")),
         "",
     ]
     known = _known(report, family)
     if known:
         out += ["**Known upstream bugs** (link: what fails — where; checks; cases)", "", *known, ""]
     out += ["**Cases**", ""]
-    out += [text_table([[f"`{variant(c.id, family)}`", escape(c.description)] for c in cases],
-                       ["case", "what it is"]), ""]  # fmt: skip
+    out += [text_table([[md_code(variant(c.id, family), in_table=True), escape(c.description)]
+                        for c in cases], ["case", "what it is"]), ""]  # fmt: skip
     used: set[str] = set()
     for table in tables:
         held = _held(table)
@@ -256,7 +281,7 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
             out += [
                 f'<a id="{anchors[(check, table.axis)]}"></a>',
                 "",
-                f"### {check} — {title}",
+                f"### {md_text(check)} — {md_text(title)}",
                 "",
             ]
             entries = {e for r in part.rows for e in r.entries}

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from compat.corpus import discover_cases
 from compat.errors import ConfigError, UsageError
+from compat.render.text import md_code, md_text
 
 START = "<!-- families:start: generated from the cases/*.py docstrings by `nox -s report` -->"
 END = "<!-- families:end -->"
@@ -68,10 +69,6 @@ def family_rows(cases_dir: Path) -> list[FamilyRow]:
     return rows
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def render_block(rows: list[FamilyRow]) -> str:
     """The README block, markers included: the table, then the sentence that counts it."""
     sentence = (
@@ -83,7 +80,11 @@ def render_block(rows: list[FamilyRow]) -> str:
         START,
         "| family | rare form | common twin | what it shows |",
         "|---|---|---|---|",
-        *(f"| `{r.family}` | {_cell(r.rare)} | {_cell(r.twin)} | {_cell(r.shows)} |" for r in rows),
+        *(
+            f"| {md_code(r.family, in_table=True)} | {md_text(r.rare)} | {md_text(r.twin)} | "
+            f"{md_text(r.shows)} |"
+            for r in rows
+        ),
         "",
         *textwrap.wrap(sentence, 88, break_on_hyphens=False, break_long_words=False),
         END,

@@ -25,6 +25,7 @@ from compat.followup.repro import repro_command
 from compat.outcomes import CellState
 from compat.render.grid import Table, build_tables, column_label, link_label, spans, variant
 from compat.render.summary import MEANINGS, STATES, Since, Summary, summarize
+from compat.render.text import printable
 from compat.report import Report
 
 #: Every entry a grid cell can hold: (background, text colour). All distinct, and the
@@ -206,11 +207,24 @@ def render_html(report: Report) -> str:
 
 def fill(name: str, data: dict[str, Any]) -> str:
     """page/NAME.html with page/NAME.css, page/NAME.js and the data put in its slots."""
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
-    text = text.replace("</", "<\\/")  # nothing in the data may close the script element
+    text = json.dumps(_printable(data), sort_keys=True, ensure_ascii=False)
+    # no tag, comment or closing script element inside the script element: `<` (only
+    # ever inside a JSON string) as its JSON escape
+    text = text.replace("<", "\\u003c")
     page = _asset(f"{name}.html").replace("/*STYLE*/", _asset(f"{name}.css"))
     page = page.replace("/*SCRIPT*/", _asset("common.js") + _asset(f"{name}.js"))
     return page.replace("/*DATA*/", text)
+
+
+def _printable(data: Any) -> Any:
+    """The page's data with control characters in its text escaped, as in every file."""
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {printable(str(k)): _printable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_printable(v) for v in data]
+    return data
 
 
 def _asset(name: str) -> str:

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 
 from compat.followup.repro import repro_command
 from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.render.text import printable
 from compat.report import Report
 
 FAILURE = {Outcome.FAIL, Outcome.XPASS, Outcome.FLAKY}
@@ -71,10 +72,21 @@ def render_junit(report: Report) -> str:
     for key, value in totals.items():
         suites.set(key, str(value))
     suites.set("time", f"{seconds:.3f}")
+    _printable(suites)
     ET.indent(suites)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
     )
+
+
+def _printable(root: ET.Element) -> None:
+    """Every name, message and output as text XML can hold: a command that printed
+    binary or terminal escapes leaves the file well-formed."""
+    for element in root.iter():
+        if element.text:
+            element.text = printable(element.text)
+        for key, value in element.attrib.items():
+            element.set(key, printable(value))
 
 
 def _properties(suite: ET.Element, cell: CellRecord) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from compat.outcomes import CellState
 from compat.render.grid import AXIS_TITLES, Row, Table, build_tables, summarize, text_table, variant
+from compat.render.text import md_address, md_code, md_text
 from compat.report import Report
 
 LEGEND = (
@@ -17,7 +18,7 @@ LEGEND = (
 
 
 def _row_name(row: Row, family: str) -> str:
-    return f"{variant(row.case, family)} · {row.check}"
+    return f"{md_text(variant(row.case, family))} · {md_text(row.check)}"
 
 
 def _details(table: Table) -> list[str]:
@@ -33,13 +34,13 @@ def _details(table: Table) -> list[str]:
                 CellState.IMPORT_ERROR.value,
             ):
                 continue
-            text = result.summary if result else value
+            text = md_text(result.summary if result else value)
             if result and result.known:
-                text += f" — {result.known}"
-            reasons.setdefault(text, []).append(label)
+                text += f" — {md_address(result.known)}"
+            reasons.setdefault(text, []).append(md_text(label))
         for text, labels in reasons.items():
             where = ", ".join(labels)
-            lines.append(f"- `{row.case}` · {row.check} on {where}: {text}".replace("\n", " "))
+            lines.append(f"- {md_code(row.case)} · {md_text(row.check)} on {where}: {text}")
     return lines
 
 
@@ -50,17 +51,16 @@ def _environments(report: Report) -> str:
         if cell.state is not CellState.READY and cell.detail:
             state = f"{state}: {cell.summary}"
         packages = cell.packages
-        rows.append(
-            [
-                cell.id,
-                packages.get("onnx", "—"),
-                packages.get("onnxruntime", "—"),
-                packages.get("numpy", "—"),
-                packages.get("protobuf", "—"),
-                cell.python or "—",
-                state,
-            ]
-        )
+        row = [
+            cell.id,
+            packages.get("onnx", "—"),
+            packages.get("onnxruntime", "—"),
+            packages.get("numpy", "—"),
+            packages.get("protobuf", "—"),
+            cell.python or "—",
+            state,
+        ]
+        rows.append([md_text(text) for text in row])
     headers = ["cell", "onnx", "onnxruntime", "numpy", "protobuf", "python", "state"]
     return text_table(rows, headers)
 
@@ -72,12 +72,17 @@ def render_markdown(report: Report) -> str:
     for table in build_tables(report):
         if table.family != family:
             family = table.family
-            out += [f"## {family}", ""]
+            out += [f"## {md_text(family)}", ""]
             if report.families.get(family):
-                out += [report.families[family], ""]
-        headers = [f"case · check \\ {AXIS_TITLES[table.axis]}", *table.labels, "summary"]
+                out += [md_text(report.families[family]), ""]
+        labels = [md_text(label) for label in table.labels]
+        headers = [f"case · check \\ {AXIS_TITLES[table.axis]}", *labels, "summary"]
         rows = [
-            [_row_name(row, table.family), *row.entries, summarize(table.labels, row.entries)]
+            [
+                _row_name(row, table.family),
+                *row.entries,
+                md_text(summarize(table.labels, row.entries)),
+            ]
             for row in table.rows
         ]
         out += [text_table(rows, headers), ""]

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from compat.backend_suite import FAMILY
 from compat.outcomes import CellRecord, CheckResult
 from compat.render.grid import text_table
+from compat.render.text import md_code, md_text
 from compat.report import Report
 from compat.versions import version_key
 
@@ -86,8 +87,8 @@ def _per_op(report: Report, releases: list[CellRecord]) -> str:
             attempted = [r for r in mine if r.outcome.value != "skip"]
             passed = [r for r in attempted if r.outcome.value in PASSED]
             row.append(f"{len(passed)}/{len(attempted)}" if attempted else "—")
-        rows.append(row)
-    return text_table(rows, ["op", *(c.onnxruntime for c in releases)])
+        rows.append([md_text(text) for text in row])
+    return text_table(rows, ["op", *(md_text(c.onnxruntime) for c in releases)])
 
 
 def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
@@ -103,13 +104,15 @@ def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
             if old is None or new is None:
                 continue
             was, now = old.outcome.value, new.outcome.value
+            name = md_code(case[len(FAMILY) + 1 :])
             if was in PASSED and now not in PASSED:
-                regressed.append(f"- `{case[len(FAMILY) + 1 :]}`: {new.summary}".replace("\n", " "))
+                regressed.append(f"- {name}: {md_text(new.summary)}")
             elif now in PASSED and was not in PASSED:
-                (supported if was == "skip" else fixed).append(f"`{case[len(FAMILY) + 1 :]}`")
-        out += [f"### {before.onnxruntime} → {after.onnxruntime}", ""]
-        out += [f"**{len(regressed)} regressed** (passed on {before.onnxruntime}, not on "
-                f"{after.onnxruntime})" + (":" if regressed else "."), ""]  # fmt: skip
+                (supported if was == "skip" else fixed).append(name)
+        was_on, now_on = md_text(before.onnxruntime), md_text(after.onnxruntime)
+        out += [f"### {was_on} → {now_on}", ""]
+        out += [f"**{len(regressed)} regressed** (passed on {was_on}, not on "
+                f"{now_on})" + (":" if regressed else "."), ""]  # fmt: skip
         if regressed:
             out += [*regressed, ""]
         out += [
@@ -125,7 +128,8 @@ def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
 def _regressions(report: Report, releases: list[CellRecord]) -> list[str]:
     """The headline: every test that passed on a release and not on the next one."""
     return [
-        f"- {before.onnxruntime} → {after.onnxruntime}: `{name}`: " + new.summary.replace("\n", " ")
+        f"- {md_text(before.onnxruntime)} → {md_text(after.onnxruntime)}: {md_code(name)}: "
+        + md_text(new.summary)
         for before, after, name, new in _regressed(_results(report), releases)
     ]
 
@@ -136,7 +140,7 @@ def render_scoreboard(report: Report) -> str | None:
         return None
     releases = [c for c in _releases(report) if c.state.value == "ready"]
     tests = sum(1 for c in report.cases if c.family == FAMILY)
-    generator = report.run.get("generator_onnx", "?")
+    generator = md_text(str(report.run.get("generator_onnx", "?")))
     headers = ["onnxruntime", *COLUMNS, "total", "pass rate (of attempted)"]
     headline = _regressions(report, releases)
     return "\n".join([
@@ -153,7 +157,7 @@ def render_scoreboard(report: Report) -> str | None:
         "",
         "## Scoreboard",
         "",
-        text_table(scoreboard_rows(report), headers),
+        text_table([[md_text(text) for text in row] for row in scoreboard_rows(report)], headers),
         "",
         "## Per op (passed / attempted)",
         "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from compat.outcomes import Outcome
 from compat.render.grid import AXIS_TITLES, column_label, spans
+from compat.render.text import one_line
 from compat.report import Report
 
 #: A variant breaks where it comes out as one of these and its original passes.
@@ -43,7 +44,7 @@ def render_spellings(report: Report) -> str:
             chosen = {column_label(axis, cells[i]) for i in ids if i in where}
             if chosen:
                 said.append(f"{AXIS_TITLES.get(axis, axis)} {spans(chosen, labels)}")
-        lines.append(f"  {case} · {check}: {'; '.join(said)}")
+        lines.append(one_line(f"  {case} · {check}: {'; '.join(said)}"))
     if len(found) > SHOWN:
         lines.append(f"  … and {len(found) - SHOWN} more: see matrix.md")
     return "\n".join(lines)

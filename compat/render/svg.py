@@ -10,10 +10,10 @@ measured: CHAR is wide enough for DejaVu Sans, the widest of the fonts listed.
 from __future__ import annotations
 
 import math
-from xml.sax.saxutils import escape
 
 from compat.render.scoreboard import COLUMNS, scoreboard_rows
 from compat.render.summary import MEANINGS, STATES, Summary, summarize
+from compat.render.text import xml_text
 from compat.report import Report
 
 FONT = "Helvetica, Arial, 'DejaVu Sans', 'Liberation Sans', sans-serif"
@@ -51,7 +51,7 @@ def width_of(text: str, size: float) -> int:
 
 def _text(x: float, y: float, text: str, size: float = 12, **attrs: str) -> str:
     extra = "".join(f' {k.rstrip("_").replace("_", "-")}="{v}"' for k, v in attrs.items())
-    return f'<text x="{x:g}" y="{y:g}" font-size="{size:g}"{extra}>{escape(text)}</text>'
+    return f'<text x="{x:g}" y="{y:g}" font-size="{size:g}"{extra}>{xml_text(text)}</text>'
 
 
 def _svg(width: int, height: int, title: str, body: list[str]) -> str:
@@ -60,7 +60,7 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
         f'viewBox="0 0 {width} {height}" font-family="{FONT}" fill="{INK}" role="img">'
     )
     return "\n".join([
-        head, f"<title>{escape(title)}</title>",
+        head, f"<title>{xml_text(title)}</title>",
         f'<rect class="background" width="{width}" height="{height}" fill="#ffffff"/>',
         *body, "</svg>", "",
     ])  # fmt: skip
@@ -84,7 +84,8 @@ def _legend(x0: int, y0: int, width: int) -> tuple[list[str], int]:
         if x > x0 and x + item > x0 + width:
             x, y = x0, y + 22
         body.append(
-            f'<g class="legend-entry" data-state="{state}"><title>{escape(MEANINGS[state])}</title>'
+            f'<g class="legend-entry" data-state="{state}">'
+            f"<title>{xml_text(MEANINGS[state])}</title>"
             f'<rect class="swatch" x="{x}" y="{y}" width="14" height="14" fill="{fill}" '
             f'stroke="{RULE}" shape-rendering="crispEdges"/>'
             + _text(x + 20, y + 11.5, NAMES[state], 12)
@@ -136,7 +137,9 @@ def heatmap_svg(report: Report) -> str:
                           fill=MUTED, class_="release"))  # fmt: skip
     for row, family in enumerate(summary.families):
         y = top + row * pitch
-        body.append(f'<g class="row" data-family="{escape(family)}" shape-rendering="crispEdges">')
+        body.append(
+            f'<g class="row" data-family="{xml_text(family)}" shape-rendering="crispEdges">'
+        )
         body.append(_text(PAD + label_w - 10, y + 16.5, family, 13, text_anchor="end",
                           class_="family"))  # fmt: skip
         for position, i in enumerate(order):
@@ -145,7 +148,7 @@ def heatmap_svg(report: Report) -> str:
             counts = ", ".join(f"{n} {o}" for o, n in sorted(square.counts.items()))
             tip = f"{family} · {summary.columns[i].title}: {NAMES[square.state]}"
             body.append(
-                f"<g><title>{escape(tip)}{f' ({counts})' if counts else ''}</title>"
+                f"<g><title>{xml_text(tip)}{f' ({counts})' if counts else ''}</title>"
                 f'<rect class="square {square.state}" x="{xs[position]}" y="{y}" '
                 f'width="{SQUARE}" height="{SQUARE}" fill="{fill}"/>'
             )
@@ -245,7 +248,7 @@ def passrate_svg(report: Report) -> str:
                           text_anchor="end", fill=INK if rate is not None else MUTED,
                           class_="release"))  # fmt: skip
         if rate is None:
-            body.append(f'<g class="missing"><title>{escape(tip)}</title><circle cx="{x:g}" '
+            body.append(f'<g class="missing"><title>{xml_text(tip)}</title><circle cx="{x:g}" '
                         f'cy="{bottom - 8}" r="4.5" fill="#ffffff" stroke="{MUTED}" '
                         'stroke-width="1.5"/></g>')  # fmt: skip
             continue
@@ -253,7 +256,7 @@ def passrate_svg(report: Report) -> str:
         after = rates[k + 1][1] if k + 1 < len(rates) else None
         dx, dy, anchor = _label_place(before, rate, after)
         y = y_of(rate)
-        body.append(f'<g class="point"><title>{escape(tip)}</title><circle cx="{x:g}" '
+        body.append(f'<g class="point"><title>{xml_text(tip)}</title><circle cx="{x:g}" '
                     f'cy="{y:g}" r="4" fill="{LINE}" stroke="#ffffff" stroke-width="1.5"/>'
                     + _text(x + dx, y + dy, f"{rate:.1f}", 10, text_anchor=anchor,
                             class_="value")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from compat.outcomes import CheckResult
 from compat.render.grid import AXIS_TITLES, build_tables, text_table, variant
 from compat.render.summary import Summary, summarize
+from compat.render.text import one_line, printable
 from compat.report import Report
 
 #: Lines stay this short: CI log viewers and 120-column terminals do not wrap them.
@@ -86,7 +87,7 @@ def render_summary(report: Report, colour: bool = False) -> str:
 
 
 def _grid_lines(summary: Summary, colour: bool) -> list[str]:
-    name_width = max(len("family"), *(len(f) for f in summary.families))
+    name_width = max(len("family"), *(len(printable(f)) for f in summary.families))
     axes = list(dict.fromkeys(c.axis for c in summary.columns))
     groups = [[i for i, c in enumerate(summary.columns) if c.axis == axis] for axis in axes]
     shown: dict[int, str] = {}
@@ -115,7 +116,7 @@ def _grid_lines(summary: Summary, colour: bool) -> list[str]:
     line = " " * (name_width + 2) + "   ".join(
         title.ljust(width) for title, width in zip(titles, widths, strict=True)
     )
-    lines = [line.rstrip(), header]
+    lines = [line.rstrip(), printable(header)]
     for family in summary.families:
 
         def mark(i: int, family: str = family) -> str:
@@ -125,7 +126,7 @@ def _grid_lines(summary: Summary, colour: bool) -> list[str]:
                 text = str(square.number)
             return _paint(text.rjust(len(shown[i])), code, colour)
 
-        lines.append(row(family, mark))
+        lines.append(row(printable(family), mark))
     return lines
 
 
@@ -138,7 +139,8 @@ def _since_lines(summary: Summary) -> list[str]:
     for since in fixed[:MAX_SINCE]:
         axis = AXIS_TITLES.get(since.axis, since.axis)
         links = f" ({', '.join(since.links)})" if since.links else ""
-        lines.append(_cut(f"  {since.family} · {since.check}: {axis} ≥ {since.first}{links}"))
+        line = f"  {since.family} · {since.check}: {axis} ≥ {since.first}{links}"
+        lines.append(_cut(one_line(line)))
     if len(fixed) > MAX_SINCE:
         lines.append(f"  … and {len(fixed) - MAX_SINCE} more: see compatibility.md")
     return lines
@@ -156,9 +158,9 @@ def render_unexpected(
     hints = hints or {}
     lines: list[str] = []
     for cell in report.broken_cells:
-        lines.append(_cut(f"{cell.id}: {cell.state.value}: {cell.summary}"))
+        lines.append(_cut(one_line(f"{cell.id}: {cell.state.value}: {cell.summary}")))
         if cell.id in hints:
-            lines.append(_cut(f"    {hints[cell.id]}", 10_000))
+            lines.append(_cut(one_line(f"    {hints[cell.id]}"), 10_000))
     by_cell: dict[str, list[CheckResult]] = {}
     for r in report.unexpected:
         by_cell.setdefault(r.cell, []).append(r)
@@ -167,16 +169,17 @@ def render_unexpected(
         for r in results:
             if shown < MAX_UNEXPECTED:
                 cached = "[from an earlier run; --fresh recomputes] " if r.origin == "cache" else ""
-                text = " ".join(f"{r.cell} · {r.case} · {r.check}: {cached}{r.summary}".split())
+                said = f"{r.cell} · {r.case} · {r.check}: {cached}{r.summary}"
+                text = " ".join(printable(said).split())
                 if r.log:  # a test suite's counts and failing ids: worth a few lines
                     lines += textwrap.wrap(text, WIDTH - 2, subsequent_indent="  ",
                                            max_lines=COMMAND_LINES, placeholder=" …")  # fmt: skip
-                    lines.append(f"    log: {folder}/{r.log}")
+                    lines.append(one_line(f"    log: {folder}/{r.log}"))
                 else:
                     lines.append(_cut(text))
             shown += 1
         if cell_id in hints and shown <= MAX_UNEXPECTED:
-            lines.append(f"    {hints[cell_id]}")
+            lines.append(one_line(f"    {hints[cell_id]}"))
     if shown > MAX_UNEXPECTED:
         lines.append(f"… and {shown - MAX_UNEXPECTED} more: see matrix.md (or --grid)")
     if lines:
@@ -196,7 +199,8 @@ def closing_line(report: Report, provenance: str) -> str:
     if report.broken_cells:
         parts.insert(0, f"{len(report.broken_cells)} broken cells")
     seconds = report.run.get("seconds", 0)
-    return _cut(f"{', '.join(parts) or 'no results'} in {seconds} s ({provenance})", 200)
+    said = f"{', '.join(parts) or 'no results'} in {seconds} s ({provenance})"
+    return _cut(one_line(said), 200)
 
 
 def render_grid(report: Report, every_row: bool = False) -> str:
@@ -214,6 +218,7 @@ def render_grid(report: Report, every_row: bool = False) -> str:
         headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]} {prefix}…", *short]
         if not prefix:
             headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
-        parts.append(text_table(rows, headers, "plain"))
+        rows = [[printable(text) for text in row] for row in rows]
+        parts.append(text_table(rows, [printable(text) for text in headers], "plain"))
     parts.append(LEGEND)
     return "\n\n".join(parts)

@@ -21,6 +21,7 @@ from compat.cell.checks import BY_NAME
 from compat.followup.cut import nodes_in_bodies
 from compat.followup.repro import write_script
 from compat.followup.triage.common import clip, plural
+from compat.render.text import md_address, md_code, md_fence, md_text
 from compat.versions import version_key
 
 if TYPE_CHECKING:
@@ -61,9 +62,9 @@ def folder_name(number: int, item: Triaged) -> str:
 
 
 def _array(name: str, value: np.ndarray) -> str:
-    text = f"`{name}`: {value.dtype} {list(value.shape)}"
+    text = f"{md_code(name)}: {value.dtype} {list(value.shape)}"
     if value.size <= SMALL:
-        text += " = `" + np.array2string(value, separator=", ").replace("\n", " ") + "`"
+        text += " = " + md_code(np.array2string(value, separator=", ").replace("\n", " "))
     return text
 
 
@@ -72,7 +73,7 @@ def _by_release(releases: dict[str, str]) -> list[str]:
 
 
 def _packages(record: Any) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(record.packages.items()))
+    return md_text(", ".join(f"{k} {v}" for k, v in sorted(record.packages.items())))
 
 
 def _workarounds(item: Triaged) -> list[str]:
@@ -89,18 +90,19 @@ def _workarounds(item: Triaged) -> list[str]:
             f"{rewrite}`, then `nox -s triage` on it)"
         )
         lines.append(f"- the original spelled `{rewrite}` no longer fails this way, but on "
-                     f"{item.finding.package} {release} it fails another way: "
-                     f"{clip(summary, 300)}. A second failure hides behind this one: "
+                     f"{item.finding.package} {md_text(release)} it fails another way: "
+                     f"{md_text(clip(summary, 300))}. A second failure hides behind this one: "
                      f"{follow}")  # fmt: skip
     for model in ("original", "minimal"):
         fixes = [s for s in item.spellings if s.model == model and s.fixes]
         for s in fixes:
             extra = ""
             if s.new_failures:
-                extra = f"; but it newly fails {', '.join(s.new_failures[:5])}"
+                extra = f"; but it newly fails {md_text(', '.join(s.new_failures[:5]))}"
             elif model == "original" and s.still_failing:
-                extra = (f"; it adds no failure, and {', '.join(s.still_failing[:5])} still "
-                         "fail as they do on the model as written")  # fmt: skip
+                still = md_text(", ".join(s.still_failing[:5]))
+                extra = (f"; it adds no failure, and {still} still fail as they do on the model "
+                         "as written")  # fmt: skip
             elif model == "original":
                 extra = "; every other check holds on every cell"
             lines.append(
@@ -113,7 +115,7 @@ def _workarounds(item: Triaged) -> list[str]:
 def _fragile(item: Triaged) -> list[str]:
     return [
         f"- {s.model} model, `{s.rewrite}` ({s.description}): fails on "
-        f"{item.finding.package} {', '.join(s.breaks)}, which pass the model as written"
+        f"{item.finding.package} {md_text(', '.join(s.breaks))}, which pass the model as written"
         for s in item.spellings
         if s.breaks
     ]
@@ -122,42 +124,39 @@ def _fragile(item: Triaged) -> list[str]:
 def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
     finding, minimal = item.finding, item.minimal
     check = finding.check
-    what = BY_NAME[check].what if check in BY_NAME else check
+    what = BY_NAME[check].what if check in BY_NAME else md_text(check)
     ops = ", ".join(n.op_type for n in minimal.model.graph.node) if minimal else ""
-    lines = [f"## {number}. {finding.title()}" + (f" ({clip(ops, 60)})" if ops else ""), ""]
+    lines = [f"## {number}. {md_text(finding.title())}"
+             + (f" ({md_text(clip(ops, 60))})" if ops else ""), ""]  # fmt: skip
     if finding.kind == "always":
         lines += [f"No release tried passes: this may be a defect of the model itself (a "
                   f"declaration, a type, an attribute) rather than of {finding.package}; "
                   "the message below says what is refused.", ""]  # fmt: skip
     if item.behind:
-        lines += [f"This failure shows {item.behind}; the minimal model below comes from "
+        lines += [f"This failure shows {md_text(item.behind)}; the minimal model below comes from "
                   "that spelling.", ""]  # fmt: skip
-    boundary = finding.boundary()
+    boundary = md_text(finding.boundary())
+    tested = ", ".join(f"{v} {finding.tested[v]}" for v in _by_release(finding.tested))
     lines += [
-        f"`{model_path.name}`: {what}. Outcome on the failing release: "
-        f"{clip((minimal.bad if minimal else finding.result).summary, 600)}",
+        f"{md_code(model_path.name)}: {what}. Outcome on the failing release: "
+        + md_text(clip((minimal.bad if minimal else finding.result).summary, 600)),
         "",
         f"**Since when:** {boundary}."
-        + (
-            f" Releases tested beyond the run: "
-            f"{', '.join(f'{v} {finding.tested[v]}' for v in _by_release(finding.tested))}."
-            if finding.tested
-            else ""
-        ),
+        + (f" Releases tested beyond the run: {md_text(tested)}." if finding.tested else ""),
         "",
         f"Releases of {finding.package} in the run: "
-        + ", ".join(f"{v} {s}" for v, s in finding.states.items())
+        + md_text(", ".join(f"{v} {s}" for v, s in finding.states.items()))
         + ".",
         "",
     ]
     if minimal is None:
-        lines += [f"**Minimal model:** none ({item.minimal_note}).", ""]
+        lines += [f"**Minimal model:** none ({md_text(item.minimal_note)}).", ""]
     else:
-        ops = ", ".join(n.op_type for n in minimal.model.graph.node)
+        ops = md_text(", ".join(n.op_type for n in minimal.model.graph.node))
         lines += ["### Environment", ""]
         lines += [
             f"- failing: {_packages(minimal.bad_record)}; Python "
-            f"{minimal.bad_record.python}; {minimal.bad_record.platform}"
+            + md_text(f"{minimal.bad_record.python}; {minimal.bad_record.platform}")
         ]
         if minimal.good_record is not None:
             lines += [f"- passing: {_packages(minimal.good_record)}"]
@@ -173,20 +172,20 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
             + ")",
             "",
         ]
-        lines += ["```", model_text(minimal.model), "```", ""]
+        lines += [md_fence(model_text(minimal.model)), ""]
         if minimal.note:
-            lines += [f"Not smaller: {minimal.note}.", ""]
+            lines += [f"Not smaller: {md_text(minimal.note)}.", ""]
         lines += ["Inputs (`minimal.npz`):", ""]
         lines += [f"- {_array(k, np.asarray(v))}" for k, v in minimal.feeds.items()]
         lines += ["", "### Expected vs actual", ""]
         package = finding.package
         if minimal.good is not None and finding.good_cell is not None:
-            good = f"{package} {finding.good_cell.version(package)}"
-            lines += [f"- expected ({good}): {clip(minimal.good.summary, 600)}"]
+            good = md_text(f"{package} {finding.good_cell.version(package)}")
+            lines += [f"- expected ({good}): {md_text(clip(minimal.good.summary, 600))}"]
         else:
             lines += [f"- expected: a pass ({what}); no release tried passes"]
-        bad = f"{package} {finding.bad_cell.version(package)}"
-        lines += [f"- actual ({bad}): {clip(minimal.bad.summary, 600)}", ""]
+        bad = md_text(f"{package} {finding.bad_cell.version(package)}")
+        lines += [f"- actual ({bad}): {md_text(clip(minimal.bad.summary, 600))}", ""]
         lines += ["### Reproduce", ""]
         snippet = SNIPPETS / f"{check}.py"
         if snippet.is_file():
@@ -208,7 +207,8 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
     if item.known:
         lines += ["Known bugs the onnx-compat corpus records that look like this one (same "
                   "package, check, release range and operators):", ""]  # fmt: skip
-        lines += [f"- {reason}: {link}" for reason, link in item.known] + [""]
+        lines += [f"- {md_text(reason)}: {md_address(link)}" for reason, link in item.known]
+        lines += [""]
     lines += ["### Workaround", "", *_workarounds(item), ""]
     fragile = _fragile(item)
     if fragile:
@@ -296,22 +296,22 @@ def write_triage(
                 )
         section = finding_markdown(item, model_path, number)
         title = re.sub(r"^## \d+\. ", "", section)
-        (directory / "report.md").write_text(f"# {model_path.name}: {title}")
+        (directory / "report.md").write_text(f"# {md_text(model_path.name)}: {title}")
         sections.append(section)
         summaries.append(_summary(item, folder))
         files = sorted(p.name for p in directory.iterdir())
         written.append(f"{directory}/: {', '.join(files)}")
     built = [c.id for c in first.cells if c not in first.broken_cells]
     head = [
-        f"# Triage of {model_path.name}",
+        f"# Triage of {md_text(model_path.name)}",
         "",
-        f"{plural(len(case.model.graph.node), 'node')}; checks {', '.join(case.checks)}; "
-        f"cells {', '.join(built)}; host Python {platform.python_version()}.",
+        f"{plural(len(case.model.graph.node), 'node')}; checks {md_text(', '.join(case.checks))}; "
+        f"cells {md_text(', '.join(built))}; host Python {platform.python_version()}.",
         "",
     ]
     for cell in first.broken_cells:
-        head += [f"Not observed: {cell.id} could not be built ({cell.state.value}: "
-                 f"{clip(cell.summary, 300)}).", ""]  # fmt: skip
+        head += [f"Not observed: {md_text(cell.id)} could not be built ({cell.state.value}: "
+                 f"{md_text(clip(cell.summary, 300))}).", ""]  # fmt: skip
     head += [
         f"{plural(len(triaged), 'finding')}."
         if triaged
@@ -320,7 +320,8 @@ def write_triage(
     ]
     if flaky:
         head += ["Nondeterministic (identical runs disagreed; not a finding):", ""]
-        head += [f"- {r.check} on {r.cell}: {r.detail[:300]}" for r in flaky] + [""]
+        head += [f"- {md_text(f'{r.check} on {r.cell}: {r.detail[:300]}')}" for r in flaky]
+        head += [""]
     (out / "report.md").write_text("\n".join(head + sections))
     document = {
         "model": str(model_path),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from compat.render.docs_pages import MARKS
+from compat.render.text import md_text
 from compat.report import Report
 from compat.versions import version_key
 
@@ -48,14 +49,14 @@ def render_writer_reader(report: Report) -> str | None:
         "Relu wrong · — pair not in the run.",
         "",
         "| onnx writes ↓ · onnxruntime reads → | "
-        + " | ".join(readers) + " |",
+        + " | ".join(md_text(r) for r in readers) + " |",
         "|---|" + "---|" * len(readers),
     ]  # fmt: skip
     for onnx in writers:
-        row = [f"{onnx} ({writes.get(onnx, '?')})"]
+        row = [md_text(f"{onnx} ({writes.get(onnx, '?')})")]
         for ort in readers:
             got = found.get((onnx, ort))
-            row.append(MARKS.get(got.outcome.value, got.outcome.value) if got else "—")
+            row.append(MARKS.get(got.outcome.value, md_text(got.outcome.value)) if got else "—")
         lines.append("| " + " | ".join(row) + " |")
     lines.append("| *reads up to* | " + " | ".join(reads.get(ort, "?") for ort in readers) + " |")
     lines += ["", "A writer's model loads where its IR version and opset are both within the "

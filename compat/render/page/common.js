@@ -8,3 +8,15 @@ const el = (tag, props, text) => {
   if (text !== undefined) node.textContent = text;
   return node;
 };
+/** `url` resolved, when it is an http(s) address, or with `local` one beside the page (a
+ * command's log); null for anything else (`javascript:`, `data:`): text, never a link. */
+function linkable(url, local) {
+  let resolved;
+  try {
+    resolved = new URL(url, location.href);
+  } catch (error) {
+    return null;
+  }
+  if (resolved.protocol === "http:" || resolved.protocol === "https:") return resolved.href;
+  return local && resolved.protocol === location.protocol ? resolved.href : null;
+}

@@ -317,16 +317,14 @@ function showDetail(td) {
   };
   add("outcome", entry + (phase ? " @ " + phase : ""));
   add("message", detail || cell.summary);
-  if (known) {
-    list.appendChild(el("dt", {}, "known bug"));
-    const link = el("a", {href: known, target: "_blank", rel: "noopener"}, known);
-    list.appendChild(el("dd")).appendChild(link);
-  }
-  if (log) {
-    list.appendChild(el("dt", {}, "whole output"));
-    const link = el("a", {href: log, target: "_blank", rel: "noopener"}, log);
-    list.appendChild(el("dd")).appendChild(link);
-  }
+  const addLink = (term, url, local) => {  // an address that is not safe is text
+    const href = linkable(url, local);
+    list.appendChild(el("dt", {}, term));
+    list.appendChild(el("dd")).appendChild(href
+      ? el("a", {href, target: "_blank", rel: "noopener"}, url) : el("span", {}, url));
+  };
+  if (known) addLink("known bug", known, false);
+  if (log) addLink("whole output", log, true);
   add("installed", Object.entries(cell.packages).map(([k, v]) => k + " " + v).join(", ")
     + (cell.python ? ", Python " + cell.python : ""));
   add("reproduce", DATA.repro[cellId] + " --cases " + row.case);
