@@ -130,6 +130,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         if config.docs is None:
             raise UsageError(f"{args.config}: no [tool.compat.docs]; pass --results FILE")
         docs = config.docs
+        docs.stored()  # each results file it names exists: else one line naming the key
         style = Style(args.ascii or docs.ascii, scoreboard=docs.scoreboard is not None)
         jobs.append((docs.results, docs.results.parent, style, DOCS))
         if docs.scoreboard is not None:  # the backend scoreboard's picture, from its results

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,23 @@ class Docs:
     scoreboard: Path | None = None
     #: a --cross run's stored results: docs/writer_reader.md renders from them
     writer_reader: Path | None = None
+    #: the configuration file that names them, for errors
+    source: Path | None = None
+
+    def stored(self) -> list[Path]:
+        """The stored results the docs render from, each checked to exist: a missing one
+        is one line naming the configuration file, the key and the value."""
+        named = {"results": self.results, "scoreboard": self.scoreboard,
+                 "writer-reader": self.writer_reader}  # fmt: skip
+        for key, file in named.items():
+            if file is not None and not file.is_file():
+                where = f"{self.source}: " if self.source else ""
+                value = os.path.relpath(file, self.source.parent) if self.source else str(file)
+                raise ConfigError(
+                    f"{where}[tool.compat.docs] {key} = {value!r}: no such file ({file}); "
+                    "run the matrix and store its results there, or fix the path"
+                )
+        return [file for file in named.values() if file is not None]
 
 
 @dataclass(frozen=True)
@@ -117,6 +135,33 @@ _AXIS_KEYS = {"versions", "pair", "index-url", "extra-index-url"}
 _CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
 
 
+def _shown(value: Any) -> str:
+    """A value as the error shows it: TOML-like, one line, at most 60 characters."""
+    text = repr(value).replace("\n", "\\n")
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _wrong(path: Path, where: str, key: str, value: Any, expected: str) -> ConfigError:
+    """The one line for a value of the wrong type: file, table, key, value, what fits."""
+    return ConfigError(f"{path}: [{where}] {key} = {_shown(value)}: expected {expected}")
+
+
+def _table(value: Any, where: str, path: Path, example: str) -> dict[str, Any]:
+    """A TOML table, or the error naming where it should have been one."""
+    if not isinstance(value, dict):
+        head, _, key = where.rpartition(".")
+        raise _wrong(path, head or where, key, value, f"a table, like [{where}] {example}")
+    return value
+
+
+def _text(table: dict[str, Any], key: str, where: str, path: Path, example: str) -> str:
+    """A required non-empty string."""
+    value = _require(table, key, where, path)
+    if not isinstance(value, str) or not value.strip():
+        raise _wrong(path, where, key, value, f"a non-empty string, like {key} = {example!r}")
+    return value
+
+
 def _reject_unknown(table: dict[str, Any], allowed: set[str], where: str, path: Path) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
@@ -132,51 +177,100 @@ def _require(table: dict[str, Any], key: str, where: str, path: Path) -> Any:
     return table[key]
 
 
-def _axis(table: dict[str, Any], package: str, path: Path) -> Axis:
+def _releases(versions: Any, where: str, path: Path) -> tuple[str, ...]:
+    """A non-empty list of exact releases, each a string (a TOML number like 1.20 would
+    silently be another release, 1.2)."""
+    if (
+        not isinstance(versions, list)
+        or not versions
+        or not all(isinstance(v, str) and v.strip() for v in versions)
+    ):
+        raise _wrong(
+            path, where, "versions", versions,
+            'a non-empty list of releases as strings, like versions = ["1.18.0", "1.21.0"]',
+        )  # fmt: skip
+    for v in versions:
+        parse_version(v, f"{path} [{where}] versions", ConfigError)
+    return tuple(versions)
+
+
+def _axis(value: Any, package: str, path: Path) -> Axis:
     where = f"tool.compat.{package}"
+    table = _table(value, where, path, 'versions = [...] and pair = "1.24.4"')
     _reject_unknown(table, _AXIS_KEYS, where, path)
     versions = _require(table, "versions", where, path)
-    pair = str(_require(table, "pair", where, path))
+    pair = _text(table, "pair", where, path, "1.24.4")
     parse_version(pair, f"{path} [{where}] pair", ConfigError)
     urls = {key: table.get(key, "") for key in ("index-url", "extra-index-url")}
     for key, url in urls.items():
         if not isinstance(url, str) or (url and "://" not in url):
-            raise ConfigError(f"{path}: [{where}] {key} must be a URL, like 'https://…/simple'")
+            raise ConfigError(f"{path}: [{where}] {key} = {_shown(url)}: {key} must be a URL, "
+                              "like 'https://…/simple'")  # fmt: skip
     indexes = {"index_url": urls["index-url"], "extra_index_url": urls["extra-index-url"]}
     if isinstance(versions, str) and versions.strip():  # a range that follows the index
         parse_range(versions, f"{path} [{where}] versions", ConfigError)
         return Axis(package, (), pair, versions.strip(), **indexes)
     if not isinstance(versions, list) or not versions:
-        raise ConfigError(
-            f"{path}: [{where}] versions must be a non-empty list of releases, or a range "
-            'like ">=1.15" that follows the package index'
-        )
-    for v in versions:
-        parse_version(str(v), f"{path} [{where}] versions", ConfigError)
-    return Axis(package, tuple(str(v) for v in versions), pair, **indexes)
+        raise _wrong(
+            path, where, "versions", versions,
+            'a non-empty list of releases, or a range like ">=1.15" that follows the '
+            "package index",
+        )  # fmt: skip
+    return Axis(package, _releases(versions, where, path), pair, **indexes)
 
 
-def _constraint(table: dict[str, Any], index: int, path: Path) -> Constraint:
+def _constraints(value: Any, axes: tuple[str, ...], path: Path) -> tuple[Constraint, ...]:
+    """`[[tool.compat.constraints]]`: an array of tables, each on a package with an axis."""
+    if not isinstance(value, list):
+        raise _wrong(path, "tool.compat", "constraints", value,
+                     "an array of tables: write [[tool.compat.constraints]]")  # fmt: skip
+    return tuple(_constraint(table, i, axes, path) for i, table in enumerate(value))
+
+
+def _constraint(value: Any, index: int, axes: tuple[str, ...], path: Path) -> Constraint:
     where = f"tool.compat.constraints #{index + 1}"
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"{path}: [{where}] = {_shown(value)}: expected a table: write "
+            "[[tool.compat.constraints]] with package, versions, requires"
+        )
+    table = value
     _reject_unknown(table, _CONSTRAINT_KEYS, where, path)
     package = _require(table, "package", where, path)
     if not isinstance(package, str) or not package:
-        raise ConfigError(f"{path}: [{where}] package must name an axis, like 'onnx'")
-    versions = str(_require(table, "versions", where, path))
+        raise _wrong(path, where, "package", package,
+                     "a string: the package must name an axis, like 'onnx'")  # fmt: skip
+    if package not in axes:
+        raise ConfigError(
+            f"{path}: [{where}] package = {package!r}: no axis has this package, so the "
+            f"constraint would never apply; expected one of {', '.join(axes)}"
+        )
+    versions = _require(table, "versions", where, path)
+    if not isinstance(versions, str):
+        raise _wrong(path, where, "versions", versions, "a range as a string, like '<1.18.1'")
     parse_range(versions, f"{path} [{where}] versions", ConfigError)
-    requires = _require(table, "requires", where, path)
-    return Constraint(package, versions, tuple(requires), str(table.get("reason", "")))
+    requires = _strings(_require(table, "requires", where, path), "requires", where, path,
+                        "numpy<2")  # fmt: skip
+    reason = table.get("reason", "")
+    if not isinstance(reason, str):
+        raise _wrong(path, where, "reason", reason, "a string saying why")
+    return Constraint(package, versions, requires, reason)
 
 
-def _strings(value: Any, key: str, where: str, path: Path, example: str) -> tuple[str, ...]:
-    """A list of non-empty strings (`cases-dirs` may be empty, the others not)."""
+def _strings(
+    value: Any, key: str, where: str, path: Path, example: str, empty: bool = False
+) -> tuple[str, ...]:
+    """A list of non-empty strings; an empty list only where `empty` allows it (a
+    setting that may say "none", like `requires = []`)."""
     if (
         not isinstance(value, list)
-        or not all(isinstance(v, str) and v for v in value)
-        or not (value or key == "cases-dirs")
+        or not all(isinstance(v, str) and v.strip() for v in value)
+        or not (value or empty)
     ):
+        each = "each non-empty" if empty else "each non-empty, at least one"
         raise ConfigError(
-            f"{path}: [{where}] {key} must be a list of strings, like {key} = [{example!r}]"
+            f"{path}: [{where}] {key} = {_shown(value)}: {key} must be a list of strings "
+            f"({each}), like {key} = [{example!r}]"
         )
     return tuple(value)
 
@@ -235,7 +329,7 @@ def _requirements(value: Any, path: Path) -> tuple[str, ...]:
     line naming it, not an install error in every cell."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    items = _strings(value, "requires", "tool.compat", path, "pytest>=8")
+    items = _strings(value, "requires", "tool.compat", path, "pytest>=8", empty=True)
     for item in items:
         try:
             Requirement(item)
@@ -257,75 +351,98 @@ def _corpus(value: Any, path: Path) -> str:
     return str(value)
 
 
-def _docs(table: dict[str, Any], path: Path) -> Docs:
-    _reject_unknown(table, _DOCS_KEYS, "tool.compat.docs", path)
-    results = path.parent / str(_require(table, "results", "tool.compat.docs", path))
-    scoreboard, writer_reader = table.get("scoreboard"), table.get("writer-reader")
+def _docs(value: Any, path: Path) -> Docs:
+    where = "tool.compat.docs"
+    table = _table(value, where, path, 'results = "docs/matrix.json.gz"')
+    _reject_unknown(table, _DOCS_KEYS, where, path)
+    results = _text(table, "results", where, path, "docs/matrix.json.gz")
+    files = {key: _text(table, key, where, path, f"docs/{key}.json.gz")
+             for key in ("scoreboard", "writer-reader") if key in table}  # fmt: skip
+    flags = {key: table.get(key, False) for key in ("collapse", "ascii")}
+    for key, flag in flags.items():
+        if not isinstance(flag, bool):
+            raise _wrong(path, where, key, flag, f"true or false, like {key} = true")
     return Docs(
-        results,
-        bool(table.get("collapse", False)),
-        bool(table.get("ascii", False)),
-        path.parent / str(scoreboard) if scoreboard else None,
-        path.parent / str(writer_reader) if writer_reader else None,
+        path.parent / results,
+        flags["collapse"],
+        flags["ascii"],
+        path.parent / files["scoreboard"] if "scoreboard" in files else None,
+        path.parent / files["writer-reader"] if "writer-reader" in files else None,
+        source=path,
     )
 
 
 def load_config(path: Path) -> Config:
     """Reads and validates `[tool.compat]`; unknown keys are errors, never ignored."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
-    table = data.get("tool", {}).get("compat")
-    if table is None:
-        raise ConfigError(f"{path}: no [tool.compat] table; see README.md for the format")
+    table = _compat_table(path)
     _reject_unknown(table, _TOP_KEYS, "tool.compat", path)
+    axes = _extra_axes(table.get("axes", {}), path)
+    top = "tool.compat"
+
+    def listed(key: str, example: str) -> tuple[str, ...]:
+        return _strings(table.get(key, []), key, top, path, example, empty=True)
+
     return Config(
-        onnx=_axis(_require(table, "onnx", "tool.compat", path), "onnx", path),
-        onnxruntime=_axis(_require(table, "onnxruntime", "tool.compat", path), "onnxruntime", path),
-        constraints=tuple(
-            _constraint(t, i, path) for i, t in enumerate(table.get("constraints", []))
+        onnx=_axis(_require(table, "onnx", top, path), "onnx", path),
+        onnxruntime=_axis(_require(table, "onnxruntime", top, path), "onnxruntime", path),
+        constraints=_constraints(
+            table.get("constraints", []), (*PACKAGES, *(name for name, _ in axes)), path
         ),
         timeout=_timeout(table.get("timeout", 60), path),
         source=path,
-        cases_dirs=tuple(
-            path.parent / d
-            for d in _strings(table.get("cases-dirs", []), "cases-dirs", "tool.compat", path, "m")
-        ),
+        cases_dirs=tuple(path.parent / d for d in listed("cases-dirs", "models")),
         docs=_docs(table["docs"], path) if "docs" in table else None,
         known=tuple(known_tables(table.get("known", []), "tool.compat.known", path)),
-        axes=_extra_axes(table.get("axes", {}), path),
-        run=_strings(table["run"], "run", "tool.compat", path, "pytest -q")
-        if table.get("run")
-        else (),
-        requires=_requirements(table["requires"], path) if table.get("requires") else (),
-        groups=_strings(table["groups"], "groups", "tool.compat", path, "test")
-        if table.get("groups")
-        else (),
-        extras=_strings(table["extras"], "extras", "tool.compat", path, "test")
-        if table.get("extras")
-        else (),
+        axes=axes,
+        run=listed("run", "pytest -q"),
+        requires=_requirements(table.get("requires", []), path),
+        groups=listed("groups", "test"),
+        extras=listed("extras", "test"),
         corpus=_corpus(table.get("corpus", "all"), path),
         command_timeout=_timeout(table.get("command-timeout", 900), path, "command-timeout", 900),
+    )
+
+
+def _compat_table(path: Path) -> dict[str, Any]:
+    """`[tool.compat]` of a UTF-8 TOML file, or one line saying why there is none."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: cannot read configuration: not UTF-8 text (byte {raw[exc.start]:#04x} "
+            f"at offset {exc.start}); TOML files are UTF-8"
+        ) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        said = " ".join(str(exc).split())
+        raise ConfigError(f"{path}: cannot read configuration: {said}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise _wrong(path, "top level", "tool", tool, "a table holding [tool.compat]")
+    table = tool.get("compat")
+    if table is None:
+        raise ConfigError(f"{path}: no [tool.compat] table; see README.md for the format")
+    return _table(
+        table, "tool.compat", path, "with [tool.compat.onnx] and [tool.compat.onnxruntime]"
     )
 
 
 def _extra_axes(table: Any, path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`[tool.compat.axes.protobuf] versions = ["5.29.5", "6.33.0"]`, one table per package."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.compat.axes] must hold one table per package")
+        raise _wrong(path, "tool.compat", "axes", table,
+                     "one table per package, like [tool.compat.axes.protobuf]")  # fmt: skip
     axes = []
     for name, axis in table.items():
         where = f"tool.compat.axes.{name}"
-        if not isinstance(axis, dict):
-            raise ConfigError(f"{path}: [{where}] must be a table with versions = [...]")
+        _table(axis, where, path, "versions = [...]")
         _reject_unknown(axis, {"versions"}, where, path)
         if name in PACKAGES:
             raise ConfigError(f"{path}: [{where}]: {name} has its own axis, [tool.compat.{name}]")
-        versions = _require(axis, "versions", where, path)
-        if not isinstance(versions, list) or not versions:
-            raise ConfigError(f"{path}: [{where}] versions must be a non-empty list of releases")
-        for v in versions:
-            parse_version(str(v), f"{path} [{where}] versions", ConfigError)
-        axes.append((name, tuple(str(v) for v in versions)))
+        axes.append((name, _releases(_require(axis, "versions", where, path), where, path)))
     return tuple(axes)

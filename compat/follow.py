@@ -86,6 +86,8 @@ def previews(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
     """The onnx axis of `--onnx`, each preview name resolved from the package index to
     its newest release; returns (releases, {release: distribution} of the previews)."""
     names = [v.strip() for v in text.split(",") if v.strip()]
+    if not names:  # `--onnx ""` or `--onnx ,,`: an error, never the config's axis
+        raise UsageError(f"--onnx {text!r}: give at least one release, like --onnx 1.18.0,1.21.0")
     plain = ",".join(v for v in names if v not in PREVIEWS)
     parse_version_list(plain or "0", "--onnx")  # junk is an error before the index is asked
     dists: dict[str, str] = {}
