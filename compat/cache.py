@@ -121,7 +121,10 @@ class ResultCache:
         return self.entries.get(key)
 
     def put(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        fresh = [(k, r) for k, r in items if r["outcome"] not in UNCACHED and not volatile(r)]
+        fresh = [
+            (k, r) for k, r in items
+            if r["outcome"] not in UNCACHED and not r.get("timed_out") and not volatile(r)
+        ]  # fmt: skip  (a skip because a runner was too slow: tried again next run)
         if not fresh:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

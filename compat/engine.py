@@ -43,13 +43,29 @@ class Settings:
     logs_dir: Path | None = None
 
     def task(self, job: Job) -> Task:
-        """The worker's task for a job: a command's also carries its timeout and log."""
+        """The worker's task for a job, with its time: a model's grows with its size (see
+        `budget`); a command carries its own timeout and its log file."""
         case = job.files.case
         task = Task(case.id, job.check, str(job.files.directory))
         if not case.command:
-            return task
+            return replace(task, timeout=budget(self.timeout, job.files.directory))
         log = self.logs_dir / job.cell / f"{case.id}.log" if self.logs_dir else ""
-        return replace(task, command_timeout=self.command_timeout, log=str(log))
+        return replace(task, command_timeout=self.command_timeout, log=str(log),
+                       timeout=self.command_timeout + self.timeout)  # fmt: skip
+
+
+#: Seconds a check of a model gets per megabyte of model, beyond `--timeout`: a 12 MB
+#: detector is not judged by the budget of a three-node case.
+SECONDS_PER_MB = 10.0
+
+
+def budget(timeout: float, case_dir: Path) -> float:
+    """`timeout` plus SECONDS_PER_MB for every megabyte of the case's model."""
+    try:
+        size = (case_dir / "model.onnx").stat().st_size
+    except OSError:
+        return timeout
+    return round(timeout + SECONDS_PER_MB * size / 1e6, 1)
 
 
 #: Most reruns of a project's command: a test suite is slow and deterministic as a rule;
@@ -140,9 +156,8 @@ def execute(
         tasks = [settings.task(j) for j in unit.jobs]
         forget_logs(tasks)
         workdir = settings.work_dir / "units" / f"{index:03d}-{unit.cell}"
-        records = run_worker(
-            env.python, tasks, workdir, settings.timeout, env.code, env.record.limits
-        )
+        records = run_worker(env.python, tasks, workdir, settings.timeout, env.code,
+                             env.record.limits, f"onnx {env.record.onnx}")  # fmt: skip
         if cache:
             cache.put([(j.key, r) for j, r in zip(unit.jobs, records, strict=True)])
         with lock:
@@ -295,6 +310,7 @@ def _result(
             traceback=raw.get("traceback", "") if settings.tracebacks else "",
             origin=origin,
             log=_relative(log, settings) if log and log.is_file() else "",
+            timed_out=any(r.get("timed_out") for r in records),
         ),
         case,
         cell,

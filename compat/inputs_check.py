@@ -132,7 +132,8 @@ def _check_shape(
         )
     for axis, (dim, size) in enumerate(zip(dims, given, strict=True)):
         which = dim.WhichOneof("value")
-        if which == "dim_value" and dim.dim_value != size:
+        if which == "dim_value" and dim.dim_value >= 0 and dim.dim_value != size:
+            # (a negative dim_value, paddle2onnx's "any size", is read as unknown)
             raise ConfigError(
                 f"{source}: input {name!r} has shape {given}, {declared}: axis {axis} must be "
                 f"{dim.dim_value}, not {size}"

@@ -72,6 +72,9 @@ class CheckResult:
     origin: str = ""
     #: the file holding a command's whole output (`reports/logs/CELL/CASE.log`)
     log: str = ""
+    #: a run of it was stopped at its time (a slow runner's skip): this run's only, never
+    #: remembered; not written to reports
+    timed_out: bool = False
 
     def serialize(self) -> CheckResultDict:
         data: CheckResultDict = {

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from compat import cellcode
+from compat.cell.checks import slow_runner
+from compat.cell.parts import SEPARATOR
 
 POLL_SECONDS = 0.05
 
@@ -24,9 +26,11 @@ class Task:
     case: str
     check: str
     case_dir: str
-    #: a command's own timeout (`command-timeout`), which the watchdog allows it
+    #: a command's own timeout (`command-timeout`), after which it kills itself
     command_timeout: float | None = None
     log: str = ""  # where a command writes its whole output
+    #: the watchdog's seconds for this task (None: the run's `--timeout`)
+    timeout: float | None = None
 
 
 class ResultsFile:
@@ -91,6 +95,15 @@ def log_tail(log: Path, start: int) -> str:
     return (fatal or lines or [""])[-1][:500]
 
 
+def slow_detail(check: str, slow: str, stack: str, seconds: float) -> str:
+    """ "onnx's reference evaluator (onnx 1.16.2) did not finish in 60 s"; a part's reads
+    as a check's observer does ("not observed: reference: …"), so `combine` tells it."""
+    said = f"{slow}{f' ({stack})' if stack else ''} did not finish in {seconds:g} s"
+    if SEPARATOR in check:
+        return f"not observed: {check.split(SEPARATOR, 1)[1]}: {said}"
+    return f"{said}: a limit of that evaluator on this model, not the model's failure"
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     """Kills the worker and anything it started (it leads its own process group)."""
     with contextlib.suppress(ProcessLookupError):
@@ -105,6 +118,7 @@ def run_worker(
     timeout: float,
     code: Path | None = None,
     limits: tuple[int, ...] = (),
+    stack: str = "",
 ) -> list[dict[str, Any]]:
     """Runs every task in one worker process, restarting it after a crash or timeout.
 
@@ -149,8 +163,8 @@ def run_worker(
                 pass
             if results.refresh() != seen:
                 seen, last_progress = results.count, time.monotonic()
-            if seen < len(tasks):  # a command kills itself at its own timeout; a margin
-                allowed = timeout + (tasks[seen].command_timeout or 0)
+            if seen < len(tasks):
+                allowed = tasks[seen].timeout or timeout
             if time.monotonic() - last_progress > allowed:
                 timed_out = True
                 stop(process)
@@ -159,7 +173,10 @@ def run_worker(
         if results.count >= len(tasks):
             break
         task = tasks[results.count]
-        if timed_out:
+        slow = slow_runner(task.check) if timed_out else ""
+        if slow:  # that runner's limit on this model, not the model's failure: a skip
+            outcome, detail = "skip", slow_detail(task.check, slow, stack, allowed)
+        elif timed_out:
             outcome, detail = "timeout", f"ran past the {allowed:g} s timeout; worker killed"
         else:
             outcome, detail = "crash", describe_exit(process.returncode)
@@ -175,6 +192,7 @@ def run_worker(
                 "phase": "",
                 "detail": detail,
                 "seconds": round(time.monotonic() - last_progress, 4),
+                "timed_out": timed_out,  # never cached: the next run tries again
             }
         )
     return results.records()

@@ -390,3 +390,56 @@ def test_values_inside_a_loop_body_are_checked_at_every_iteration() -> None:
     assert holds.ok and "w" not in holds.unchecked
     violated = check_run(loop_model([5]), {"x": arr(4)}, "reference")
     assert violated.keys == ["w:0", "w:0", "w:0"]  # once per iteration
+
+
+# --- an output's annotation is an assertion, whatever else names that value -------
+
+
+def violated_output(kind: str, shadow: bool = False) -> onnx.ModelProto:
+    """x: [N, 4]. `rank`: Unsqueeze gives [1, N, 4], declared [1, N]; `symbolic`: Concat
+    on axis 0 gives [2N, 4], declared [N, 4] (N bound by the input); `fixed`: Identity
+    gives [N, 4], declared [N, 5]. `shadow`: a value_info of the same name, typed, with
+    no shape (an exporter's leftover), beside the output's annotation."""
+    nodes = {
+        "rank": [helper.make_node("Unsqueeze", ["x", "axes"], ["y"])],
+        "symbolic": [helper.make_node("Concat", ["x", "x"], ["y"], axis=0)],
+        "fixed": [helper.make_node("Identity", ["x"], ["y"])],
+    }[kind]
+    declared = {"rank": [1, "N"], "symbolic": ["N", 4], "fixed": ["N", 5]}[kind]
+    built = model(nodes, [tensor("x", F32, ["N", 4])], [tensor("y", F32, declared)])
+    if kind == "rank":
+        built.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0]), "axes"))
+    if shadow:
+        built.graph.value_info.append(helper.make_value_info("y", no_shape()))
+    return built
+
+
+@pytest.mark.parametrize("runtime", ["ort", "reference"])
+@pytest.mark.parametrize("kind", ["rank", "symbolic", "fixed"])
+@pytest.mark.parametrize("shadow", [False, True])
+def test_a_violated_output_annotation_is_found_even_behind_a_shapeless_value_info(
+    runtime: str, kind: str, shadow: bool
+) -> None:
+    verdict = check_run(violated_output(kind, shadow), {"x": arr(3, 4)}, runtime)
+    expected = {"rank": "y:rank", "symbolic": "y:0", "fixed": "y:1"}[kind]
+    assert verdict.keys == [expected] and verdict.observed == ["y"]
+    message = verdict.violations[0].message
+    assert message.startswith("value 'y'")
+    assert {"rank": "declared [1, N] has rank 2, actual shape [1, 3, 4] has rank 3",
+            "symbolic": "declared N = 3 (bound by 'x' axis 0), actual 6",
+            "fixed": "axis 1: declared 5, actual 4"}[kind] in message  # fmt: skip
+
+
+def test_a_negative_dim_value_is_read_as_unknown_and_said_to_be_non_standard() -> None:
+    paddle = model(  # paddle2onnx's way of writing "any batch": dim_value -1
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", F32, [-1, 3, "h", "w"])],
+        [tensor("y", F32, [-1, 3, "h", "w"])],
+    )
+    for runtime in ("ort", "reference"):
+        assert check_run(paddle, {"x": arr(2, 3, 8, 8)}, runtime).ok
+    feeds = generate_inputs(paddle)
+    assert feeds["x"].shape[0] > 0  # generated inputs pick a real size for it
+    from compat.cell.semantics import nonstandard_dims
+
+    assert nonstandard_dims(paddle.graph) == ["x", "y"]

@@ -300,3 +300,65 @@ def test_an_input_the_generator_cannot_fill_names_the_npz_to_write(tmp_path: Pat
     np.savez(tmp_path / "labels.npz", s=np.array(["a", "b"]))
     (case,) = load_dropins(tmp_path)[2]
     assert case.inputs["s"].tolist() == ["a", "b"]
+
+
+def test_a_negative_dim_value_as_paddle2onnx_writes_it_takes_any_size(tmp_path: Path) -> None:
+    """`[-1, 3, "?", "?"]`: onnxruntime runs it on 1×3×48×192; so does a drop-in folder,
+    with the inputs given and with none (generated)."""
+    save(identity_model([-1, 3, "h", "w"], [-1, 3, "h", "w"]), tmp_path / "m.onnx")
+    np.savez(tmp_path / "m.npz", x=np.ones((1, 3, 48, 192), np.float32))
+    (case,) = load_dropins(tmp_path)[2]
+    assert case.inputs["x"].shape == (1, 3, 48, 192)
+    (tmp_path / "m.npz").unlink()
+    (case,) = load_dropins(tmp_path)[2]
+    assert all(size > 0 for size in case.inputs["x"].shape)
+
+
+def grid_sample(size: int) -> onnx.ModelProto:
+    """GridSample of an 8×8 image at size×size points: onnxruntime runs it in
+    milliseconds; onnx's reference evaluator loops in Python, ~100 µs a point."""
+    return model(
+        [helper.make_node("GridSample", ["x", "grid"], ["y"])],
+        [tensor("x", np.float32, [1, 1, 8, 8]), tensor("grid", np.float32, [1, size, size, 2])],
+        [tensor("y", np.float32, [1, 1, size, size])],
+        opset=16,
+    )
+
+
+@pytest.mark.envs
+def test_a_slow_reference_evaluator_is_a_skip_naming_its_time_and_decides_nothing_else(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    from compat.cli import main
+
+    models = tmp_path / "slow"
+    models.mkdir()
+    save(grid_sample(512), models / "grid.onnx")  # ~26 s in the reference, 0.1 s in ort
+    out = tmp_path / "out"
+    args = ["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
+            "--out", str(out), "--cases-dir", str(models), "--cases", "slow.*",
+            "--onnx", "1.23.2", "--ort", "1.24.4", "--cross", "--timeout", "5"]  # fmt: skip
+    code = main(args)
+    report = json.loads((out / "matrix.json").read_text())
+    got = {r["check"]: r for r in report["results"]}
+    assert code == 0, got
+    assert got["ort_run"]["outcome"] == "pass"  # onnxruntime alone decides it
+    assert got["ort_run"]["detail"] == (
+        "outputs match onnxruntime's with optimizations disabled at levels disabled, basic, "
+        "extended, all"
+    )
+    for check in ("reference", "annotations_builtin"):
+        assert got[check]["outcome"] == "skip", got[check]
+        assert got[check]["detail"].startswith(
+            "onnx's reference evaluator (onnx 1.23.2) did not finish in 5 s"
+        )
+    assert got["annotations"]["outcome"] == "pass"  # onnxruntime observed every value
+    assert (
+        "not observed by reference: onnx's reference evaluator (onnx 1.23.2) did not "
+        "finish in 5 s" in got["annotations"]["detail"]
+    )
+    # too slow here is no verdict to keep: the next run tries again
+    again = main(args)
+    report = json.loads((out / "matrix.json").read_text())
+    origins = {r["check"]: r["origin"] for r in report["results"]}
+    assert again == 0 and origins["reference"] == "" and origins["checker"] == "cache"

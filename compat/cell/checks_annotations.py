@@ -65,20 +65,28 @@ def why_unobserved(label, error):
 
 
 def produced(model):
-    """How many annotated values a run produces (inputs and initializers aside)."""
+    """The annotated values a run produces (inputs and initializers aside)."""
     from compat.cell import semantics as ann
 
     given = {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer}
-    return len([n for n in ann.annotations_of(model.graph) if n not in given])
+    return sorted(n for n in ann.annotations_of(model.graph) if n not in given)
+
+
+def named(names, most=5):
+    """`a, b, c` or `a, b, c, d, e and 7 more`."""
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (" and %d more" % (len(names) - most) if len(names) > most else "")
 
 
 def check_annotations(case, wanted=RUNTIMES):
     """The case's declared annotations hold (or are violated exactly as declared) on real
     runs, observed with every `wanted` runtime that runs the model; `skip` when none
     observes any."""
+    from compat.cell import semantics as ann
+
     model = case.model
     runtimes, unable = observers(model, wanted)
-    notes, observed = [], set()
+    notes, observed, seen_by = [], set(), {}
     for runtime in runtimes:
         for index, verdict in enumerate(check_runs(model, case.runs, runtime)):
             label = "%s run %d" % (runtime, index + 1)
@@ -94,20 +102,32 @@ def check_annotations(case, wanted=RUNTIMES):
                     "compare",
                     "%s: violations %s, expected %s (%s)" % (label, found, expected, messages),
                 )
-            observed |= set(verdict.observed) | {v.value for v in verdict.violations}
+            seen = set(verdict.observed) | {v.value for v in verdict.violations}
+            observed |= seen
+            seen_by.setdefault(runtime, set()).update(seen)
             notes.append(
                 "%s: %d of %d annotated values checked%s"
                 % (
                     label,
                     len(verdict.observed),
-                    produced(model),
+                    len(produced(model)),
                     ", found %s" % found if found else "",
                 )
             )
     if not observed:
         raise skip("no runtime observed an annotated value: %s" % "; ".join(unable or ["-"]))
+    top = set(ann.top_level_names(model.graph))
+    for runtime, seen in seen_by.items():  # a pass says what it did not see
+        # onnxruntime shows top-level values only; onnx's reference evaluator every one
+        can = [n for n in produced(model) if runtime != "ort" or n in top]
+        unseen = [n for n in can if n not in seen]
+        if unseen:
+            notes.append("%s produced no %s" % (runtime, named(unseen)))
     if unable:
         notes.append("not observed by %s" % "; ".join(unable))
+    odd = ann.nonstandard_dims(model.graph)
+    if odd:
+        notes.append("%s declare a negative dim_value, read as unknown" % named(odd))
     return "; ".join(notes)
 
 

@@ -27,8 +27,9 @@ def generate_inputs(
         shape = []
         for dim in tensor.shape.dim:
             which = dim.WhichOneof("value")
-            if which == "dim_value":
-                shape.append(dim.dim_value)
+            if which == "dim_value" and dim.dim_value >= 0:
+                shape.append(dim.dim_value)  # (a negative one, as some exporters write,
+                # is read as unknown, as onnxruntime reads it)
             elif which == "dim_param":
                 shape.append(dims.setdefault(dim.dim_param, DEFAULT_DIM))
             else:

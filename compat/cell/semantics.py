@@ -145,6 +145,8 @@ def check_value(
         return found
     for axis, (dim, size) in enumerate(zip(dims, actual)):
         which = dim.WhichOneof("value")
+        if which == "dim_value" and dim.dim_value < 0:
+            continue  # a negative size is no size: read as unknown, as onnxruntime does
         if which == "dim_value":  # rule 3, constant
             if dim.dim_value != size:
                 violation(
@@ -186,16 +188,50 @@ def _subgraphs(graph: Any) -> Iterable[Any]:
                     yield g
 
 
+def all_annotations(graph: Any) -> Dict[str, List[Any]]:
+    """name → every distinct annotation of that name (an output and a value_info may both
+    annotate it), those with a shape first; nested subgraphs included (one namespace)."""
+    found: Dict[str, List[Any]] = {}
+
+    def walk(g: Any) -> None:
+        for info in list(g.input) + list(g.value_info) + list(g.output):
+            types = found.setdefault(info.name, [])
+            if info.HasField("type") and info.type not in types:
+                types.append(info.type)
+        for sub in _subgraphs(g):
+            walk(sub)
+
+    walk(graph)
+    return {
+        name: sorted(types, key=lambda t: not _has_shape(t))
+        for name, types in found.items()
+        if types
+    }
+
+
+def _has_shape(type_proto: Any) -> bool:
+    return type_proto.HasField("tensor_type") and type_proto.tensor_type.HasField("shape")
+
+
 def annotations_of(graph: Any, top_level: bool = True) -> Dict[str, Any]:
-    """name → TypeProto of every annotated value, nested subgraphs included (one namespace)."""
-    found: Dict[str, Any] = {}
-    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
-        if info.HasField("type") and info.name not in found:
-            found[info.name] = info.type
-    for sub in _subgraphs(graph):
-        for name, type_proto in annotations_of(sub, False).items():
-            found.setdefault(name, type_proto)
-    return found
+    """name → the most telling annotation of every annotated value (one with a shape over
+    one without), nested subgraphs included (one namespace)."""
+    return {name: types[0] for name, types in all_annotations(graph).items()}
+
+
+def nonstandard_dims(graph: Any) -> List[str]:
+    """Annotated values that declare a negative dim_value (some exporters write -1 for
+    "unknown"): read as an anonymous axis, as onnxruntime does."""
+    return sorted(
+        name
+        for name, types in all_annotations(graph).items()
+        if any(
+            d.WhichOneof("value") == "dim_value" and d.dim_value < 0
+            for t in types
+            if _has_shape(t)
+            for d in t.tensor_type.shape.dim
+        )
+    )
 
 
 def top_level_names(graph: Any) -> List[str]:
@@ -248,31 +284,36 @@ def judge(model: Any, feeds: Dict[str, np.ndarray], observed: List[Tuple[str, An
     `observed` lists (name, array) in an order the run could have produced
     them; a name observed twice (a Loop body value) is checked every time.
     """
-    annotated = annotations_of(model.graph)
+    annotated = all_annotations(model.graph)
     beta = Bindings()
     verdict = RunVerdict()
     seen = set()
     input_names = [i.name for i in model.graph.input]
     initializers = {t.name: t for t in model.graph.initializer}
+
+    def check(name: str, array: Any, precondition: bool = False) -> List[Violation]:
+        """Every annotation of `name` (an output's and a value_info's alike)."""
+        return [
+            v
+            for type_proto in annotated.get(name, [None])
+            for v in check_value(name, type_proto, array, beta, precondition)
+        ]
+
     for name in input_names:
         if name in feeds:
-            verdict.violations += check_value(name, annotated.get(name), feeds[name], beta, True)
+            verdict.violations += check(name, feeds[name], True)
             seen.add(name)
         elif name in initializers:  # an input with a default (IR < 4 style)
-            verdict.violations += check_value(
-                name, annotated.get(name), numpy_helper.to_array(initializers[name]), beta
-            )
+            verdict.violations += check(name, numpy_helper.to_array(initializers[name]))
             seen.add(name)
     for name, tensor in initializers.items():
         if name not in seen and name in annotated:
-            verdict.violations += check_value(
-                name, annotated[name], numpy_helper.to_array(tensor), beta
-            )
+            verdict.violations += check(name, numpy_helper.to_array(tensor))
             seen.add(name)
     produced = set()
     for name, array in observed:
         if name in annotated and name not in input_names:
-            verdict.violations += check_value(name, annotated[name], array, beta)
+            verdict.violations += check(name, array)
             produced.add(name)
     seen |= produced
     verdict.observed = sorted(produced - set(initializers))

@@ -23,20 +23,21 @@ Feeds = dict[str, Any]
 
 def intermediates(model: onnx.ModelProto, feeds: Feeds) -> Feeds:
     """Every top-level value the model computes on `feeds`, inputs and initializers
-    included: onnx's reference evaluator (it runs models a failing runtime cannot), else
-    onnxruntime with optimizations off and every value made an output."""
+    included: onnxruntime with optimizations off and every value made an output (quick,
+    and it runs contrib ops), else onnx's reference evaluator (it runs models the host's
+    onnxruntime cannot)."""
     names = [o for n in model.graph.node for o in n.output if o]
     try:
-        from onnx.reference import ReferenceEvaluator
-
-        values = dict(zip(names, ReferenceEvaluator(model).run(names, feeds), strict=True))
-    except Exception as reference_failed:
+        values = _ort_values(model, names, feeds)
+    except Exception as ort_failed:
         try:
-            values = _ort_values(model, names, feeds)
-        except Exception as ort_failed:
+            from onnx.reference import ReferenceEvaluator
+
+            values = dict(zip(names, ReferenceEvaluator(model).run(names, feeds), strict=True))
+        except Exception as reference_failed:
             raise ValueError(
-                "cannot compute the intermediate values to cut the model at: onnx's "
-                f"reference evaluator: {reference_failed}; onnxruntime: {ort_failed}"
+                "cannot compute the intermediate values to cut the model at: onnxruntime: "
+                f"{ort_failed}; onnx's reference evaluator: {reference_failed}"
             ) from None
     for tensor in model.graph.initializer:
         values[tensor.name] = onnx.numpy_helper.to_array(tensor)
