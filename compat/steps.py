@@ -66,9 +66,9 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     config = project_config(args, config)
     onnx: tuple[str, ...] | None = None
     dists: dict[str, str] = {}
-    if args.onnx:
+    if args.onnx is not None:  # `--onnx ""` is an empty list, never the configured axis
         onnx, dists = previews(args.onnx)
-    ort = parse_version_list(args.ort, "--ort") if args.ort else None
+    ort = parse_version_list(args.ort, "--ort") if args.ort is not None else None
     given = dict(parse_axis(text) for text in getattr(args, "pkg", []))
     extra = tuple({**dict(config.axes), **given}.items())
     plan = expand(config, onnx, ort, args.cross, extra, fixed_requirements(args), dists)

@@ -138,13 +138,10 @@ def test_a_docs_results_file_that_does_not_exist_is_one_line_naming_the_key(
 @pytest.mark.parametrize(
     ("flag", "value"),
     [
-        pytest.param("--onnx", "", marks=pytest.mark.xfail(
-            strict=True, reason="compat/steps.py resolve_plan reads `if args.onnx:`, so an "
-            "empty --onnx never reaches compat/follow.py previews")),
+        ("--onnx", ""),
         ("--onnx", ",,"),
         ("--onnx", " , "),
-        pytest.param("--ort", "", marks=pytest.mark.xfail(
-            strict=True, reason="compat/steps.py resolve_plan reads `if args.ort`")),
+        ("--ort", ""),
         ("--ort", ",,"),
     ],
 )  # fmt: skip
