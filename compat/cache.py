@@ -123,8 +123,8 @@ class ResultCache:
     def put(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         fresh = [
             (k, r) for k, r in items
-            if r["outcome"] not in UNCACHED and not r.get("timed_out") and not volatile(r)
-        ]  # fmt: skip  (a skip because a runner was too slow: tried again next run)
+            if r["outcome"] not in UNCACHED and not r.get("retry") and not volatile(r)
+        ]  # fmt: skip  (any run of it crashed or was stopped: computed again next time)
         if not fresh:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from typing import Any
 from compat.cache import ResultCache, code_hash, result_key
 from compat.case import Case
 from compat.cell.checks import tasks_of
-from compat.cell.parts import combine
+from compat.cell.parts import SEPARATOR, combine
 from compat.corpus import CaseFiles
 from compat.envs import Environment, ensure_env, existing_env
 from compat.known import classify
@@ -141,7 +141,7 @@ def execute(
             slots_of[cell.id] = mine
             new += [j for slot in mine for j in slot.jobs]
         for job in new:
-            if job.key not in raw and job.key in known:
+            if job.key not in raw and job.key in known and settled(known[job.key], job):
                 raw[job.key], origin[job.key] = known[job.key], "cache"
         todo = [j for j in new if j.key not in raw and j.key not in claimed]
         claimed.update(j.key for j in todo)
@@ -150,16 +150,28 @@ def execute(
             futures.append(pool.submit(one, len(futures), unit))
         complete()
 
+    def settled(record: dict[str, Any], job: Job) -> bool:
+        """An earlier run's record is served only when it is expected here: an unexpected
+        one is computed again first (a known failure, a pass or a skip is served)."""
+        if record["outcome"] in ("pass", "skip"):
+            return True
+        check = job.check.split(SEPARATOR, 1)[0]
+        result = CheckResult(job.cell, job.files.case.id, check, Outcome(record["outcome"]),
+                             record.get("detail", ""), record.get("phase", ""))  # fmt: skip
+        return not classify(result, cases[result.case], by_id[job.cell]).outcome.unexpected
+
     def one(index: int, unit: Unit) -> None:
         progress.start(unit.label)
         env = envs[unit.cell]
         tasks = [settings.task(j) for j in unit.jobs]
         forget_logs(tasks)
         workdir = settings.work_dir / "units" / f"{index:03d}-{unit.cell}"
+        def keep(batch: list[tuple[int, dict[str, Any]]]) -> None:
+            if cache:  # as they finish: a host killed mid-unit loses no finished result
+                cache.put([(unit.jobs[i].key, r) for i, r in batch])
+
         records = run_worker(env.python, tasks, workdir, settings.timeout, env.code,
-                             env.record.limits, f"onnx {env.record.onnx}")  # fmt: skip
-        if cache:
-            cache.put([(j.key, r) for j, r in zip(unit.jobs, records, strict=True)])
+                             env.record.limits, f"onnx {env.record.onnx}", keep)  # fmt: skip
         with lock:
             progress.done_unit(unit.label)
             for job, record in zip(unit.jobs, records, strict=True):
@@ -310,7 +322,7 @@ def _result(
             traceback=raw.get("traceback", "") if settings.tracebacks else "",
             origin=origin,
             log=_relative(log, settings) if log and log.is_file() else "",
-            timed_out=any(r.get("timed_out") for r in records),
+            retry=any(r.get("retry") for r in records),
         ),
         case,
         cell,

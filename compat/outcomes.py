@@ -72,9 +72,10 @@ class CheckResult:
     origin: str = ""
     #: the file holding a command's whole output (`reports/logs/CELL/CASE.log`)
     log: str = ""
-    #: a run of it was stopped at its time (a slow runner's skip): this run's only, never
-    #: remembered; not written to reports
-    timed_out: bool = False
+    #: a run of it crashed or was stopped at its time (a crash, a timeout, a flaky result
+    #: with either among its runs, a slow runner's skip): never remembered, computed again
+    #: next time; not written to reports
+    retry: bool = False
 
     def serialize(self) -> CheckResultDict:
         data: CheckResultDict = {

@@ -36,6 +36,9 @@ def judge_runs(records: list[dict[str, Any]]) -> dict[str, Any]:
     head = f"{odd['outcome']}@{odd['phase']}" if odd.get("phase") else odd["outcome"]
     return {
         **odd,
+        # a run that crashed or was stopped may be the machine's moment, not the check's:
+        # the judgement is this run's, computed again next time
+        "retry": any(r.get("retry") or r["outcome"] in ("crash", "timeout") for r in records),
         "outcome": "flaky",
         "detail": f"{said}: {head}: {odd['detail']}",
         "runs": outcomes,

@@ -161,7 +161,7 @@ def _run_matrix(
     meta["executed"] = sum(run.executed for run in runs.values())
     meta["reran"] = sum(run.reran for run in runs.values())
     report = assemble(plan, infos, corpus.families, runs, meta)
-    if not any(r.timed_out for r in report.results):  # a runner too slow once: try again
+    if not any(r.retry for r in report.results):  # a crash or a stop once: computed again
         remember(report, _memo(settings, digest))
     return report
 

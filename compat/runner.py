@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,7 @@ def run_worker(
     code: Path | None = None,
     limits: tuple[int, ...] = (),
     stack: str = "",
+    on_records: Callable[[list[tuple[int, dict[str, Any]]]], object] | None = None,
 ) -> list[dict[str, Any]]:
     """Runs every task in one worker process, restarting it after a crash or timeout.
 
@@ -128,6 +130,8 @@ def run_worker(
     line for the task in progress and starts a new worker at the next task.
     `code` is the staged in-cell code (staged under `workdir` when not given);
     `limits` the environment's probed onnxruntime limits, so no worker probes again.
+    `on_records` gets each batch of (task index, record) as they finish, so a host that
+    dies mid-unit has kept every finished result (the cache is written as they come).
     """
     if not tasks:
         return []
@@ -139,6 +143,15 @@ def run_worker(
     results.path.write_text("")
     log = workdir / "worker.log"
     log.write_text("")
+    delivered = 0
+
+    def deliver() -> None:
+        nonlocal delivered
+        if on_records is not None and results.refresh() > delivered:
+            fresh = results.records()[delivered:]
+            on_records(list(enumerate(fresh, start=delivered)))
+            delivered += len(fresh)
+
     while results.refresh() < len(tasks):
         start = results.count
         log_start = log.stat().st_size
@@ -163,6 +176,7 @@ def run_worker(
                 pass
             if results.refresh() != seen:
                 seen, last_progress = results.count, time.monotonic()
+                deliver()
             if seen < len(tasks):
                 allowed = tasks[seen].timeout or timeout
             if time.monotonic() - last_progress > allowed:
@@ -192,7 +206,8 @@ def run_worker(
                 "phase": "",
                 "detail": detail,
                 "seconds": round(time.monotonic() - last_progress, 4),
-                "timed_out": timed_out,  # never cached: the next run tries again
+                "retry": True,  # a crash or a stop is no verdict to keep: computed again
             }
         )
+    deliver()
     return results.records()

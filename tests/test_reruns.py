@@ -4,6 +4,7 @@ runs are `flaky`, and a bug known to be nondeterministic is `xfail` either way."
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,73 @@ def test_a_known_nondeterministic_bug_is_xfail_whatever_one_run_shows() -> None:
     outside = classify(CheckResult("cell", "c", "ort_run", Outcome.FLAKY), case,
                        Cell("1.23.2", "1.24.4", ()))  # fmt: skip
     assert outside.outcome is Outcome.FLAKY and outside.outcome.unexpected
+
+
+@pytest.mark.envs
+@pytest.mark.parametrize("check", ["crash_once", "stall_once"])
+def test_a_crash_or_a_stall_once_is_never_kept_and_the_next_plain_run_is_clean(
+    check: str, tmp_path: Path, shared_state: Path
+) -> None:
+    """A worker killed once (as the OOM killer does), or stalled past the timeout once, is
+    `flaky` in that run, and neither cached nor remembered: the next run computes it."""
+    from compat.config import load_config
+    from compat.corpus import Corpus
+    from compat.matrix import expand
+    from compat.progress import Progress
+    from compat.run import Settings, run_matrix
+    from tests.conftest import ROOT
+
+    plan = expand(load_config(ROOT / "pyproject.toml"), ("1.23.2",), ("1.24.4",), cross=True)
+    case = hostile_case(check)
+    corpus = Corpus([replace(case, id=f"tiny.{check}")], {"tiny": "hostile checks"})
+    settings = Settings(shared_state / "envs", tmp_path / "work", timeout=3, jobs=1,
+                        python=sys.executable, cache_dir=tmp_path / "cache", reruns=1)  # fmt: skip
+    first = run_matrix(plan, corpus, settings, Progress(1, live=False))
+    (result,) = first.results
+    assert result.outcome is Outcome.FLAKY and result.detail.startswith(
+        ("crashed 1 of 2 runs", "timed out 1 of 2 runs")
+    )
+    again = run_matrix(plan, corpus, settings, Progress(1, live=False))
+    (result,) = again.results
+    assert result.outcome is Outcome.PASS and result.origin == ""  # computed, not served
+    assert not again.run.get("remembered")
+
+
+@pytest.mark.envs
+def test_after_a_sigkill_of_the_host_every_finished_result_is_served_from_the_cache(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """What a CI job timeout does: the host dies mid-unit; what its worker finished is kept."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from compat.cache import ResultCache
+    from tests.conftest import ROOT
+
+    cache = tmp_path / "cache"
+    script = ROOT / "tests" / "data" / "run_hostile.py"
+    host = subprocess.Popen(
+        [sys.executable, str(script), str(shared_state / "envs"), str(tmp_path / "work"),
+         str(cache), "ok", "wait"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not ResultCache(cache).entries:
+            time.sleep(0.2)  # `ok` finished; `wait` is running in the same worker
+        assert ResultCache(cache).entries, "the finished result never reached the cache"
+    finally:
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+        for proc in Path("/proc").iterdir():  # the worker outlives its host (own session)
+            try:
+                line = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(tmp_path / "work").encode() in line:
+                os.kill(int(proc.name), signal.SIGKILL)
+    (record,) = ResultCache(cache).entries.values()
+    assert record["outcome"] == "pass" and record["check"] == "ok"

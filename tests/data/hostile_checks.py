@@ -41,3 +41,31 @@ def flip(case):
     path.write_text(str(count + 1))
     assert count > 0, "first run: got nan, expected 0.0"
     return "a later run"
+
+
+def _first_time(case, name):
+    """True on the first run in this case directory (a marker file remembers it)."""
+    path = Path(case.case_dir) / (name + ".seen")
+    if path.exists():
+        return False
+    path.write_text("seen")
+    return True
+
+
+def crash_once(case):
+    """Killed on its first run (as the OOM killer kills), fine afterwards."""
+    if _first_time(case, "crash_once"):
+        os.kill(os.getpid(), 9)
+    return "fine after one crash"
+
+
+def stall_once(case):
+    """Stalls past any test timeout on its first run, fine afterwards."""
+    if _first_time(case, "stall_once"):
+        time.sleep(120)
+    return "fine after one stall"
+
+
+def wait(case):
+    """As `hang`; named to run after `ok` (a case's checks run in name order)."""
+    time.sleep(600)
