@@ -122,9 +122,10 @@ class ResultCache:
 
     def put(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         fresh = [
-            (k, r) for k, r in items
+            (k, r)
+            for k, r in items
             if r["outcome"] not in UNCACHED and not r.get("retry") and not volatile(r)
-        ]  # fmt: skip  (any run of it crashed or was stopped: computed again next time)
+        ]  # not a run that crashed or was stopped: it is computed again next time
         if not fresh:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

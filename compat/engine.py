@@ -166,6 +166,7 @@ def execute(
         tasks = [settings.task(j) for j in unit.jobs]
         forget_logs(tasks)
         workdir = settings.work_dir / "units" / f"{index:03d}-{unit.cell}"
+
         def keep(batch: list[tuple[int, dict[str, Any]]]) -> None:
             if cache:  # as they finish: a host killed mid-unit loses no finished result
                 cache.put([(unit.jobs[i].key, r) for i, r in batch])

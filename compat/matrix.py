@@ -128,9 +128,7 @@ def parse_version_list(text: str, flag: str) -> tuple[str, ...]:
     """`1.18.0,1.21.0` -> ("1.18.0", "1.21.0"), with a clear error for junk."""
     versions = tuple(v.strip() for v in text.split(",") if v.strip())
     if not versions:
-        raise UsageError(
-            f"{flag} {text!r}: give at least one release, like {flag} 1.18.0,1.21.0"
-        )
+        raise UsageError(f"{flag} {text!r}: give at least one release, like {flag} 1.18.0,1.21.0")
     for v in versions:
         parse_version(v, flag)
     return versions
