@@ -96,10 +96,13 @@ def log_tail(log: Path, start: int) -> str:
     return (fatal or lines or [""])[-1][:500]
 
 
-def slow_detail(check: str, slow: str, stack: str, seconds: float) -> str:
+def slow_detail(check: str, slow: str, stack: str, seconds: float, first: str = "") -> str:
     """ "onnx's reference evaluator (onnx 1.16.2) did not finish in 60 s"; a part's reads
-    as a check's observer does ("not observed: reference: …"), so `combine` tells it."""
-    said = f"{slow}{f' ({stack})' if stack else ''} did not finish in {seconds:g} s"
+    as a check's observer does ("not observed: reference: …"), so `combine` tells it.
+    `first`: the task that ran out of time, when this one was not run for it."""
+    what = f" {first}" if first else ""
+    said = f"{slow}{f' ({stack})' if stack else ''} did not finish{what} in {seconds:g} s"
+    said += " in this cell, so this was not run" if first else ""
     if SEPARATOR in check:
         return f"not observed: {check.split(SEPARATOR, 1)[1]}: {said}"
     return f"{said}: a limit of that evaluator on this model, not the model's failure"
@@ -138,7 +141,8 @@ def run_worker(
     workdir.mkdir(parents=True, exist_ok=True)
     code = code or cellcode.stage(workdir / "code")
     plan = workdir / "plan.json"
-    plan.write_text(json.dumps({"tasks": [t.__dict__ for t in tasks], "limits": list(limits)}))
+    given = [dict(t.__dict__) for t in tasks]
+    plan.write_text(json.dumps({"tasks": given, "limits": list(limits)}))
     results = ResultsFile(workdir / "results.jsonl")
     results.path.write_text("")
     log = workdir / "worker.log"
@@ -190,6 +194,12 @@ def run_worker(
         slow = slow_runner(task.check) if timed_out else ""
         if slow:  # that runner's limit on this model, not the model's failure: a skip
             outcome, detail = "skip", slow_detail(task.check, slow, stack, allowed)
+            # and the same runner on the same model in this cell is no quicker: the
+            # worker skips the rest of its tasks, saying why, instead of waiting again
+            for later in given[results.count + 1 :]:
+                if slow_runner(later["check"]) == slow and later["case_dir"] == task.case_dir:
+                    later["skip"] = slow_detail(later["check"], slow, stack, allowed, task.check)
+            plan.write_text(json.dumps({"tasks": given, "limits": list(limits)}))
         elif timed_out:
             outcome, detail = "timeout", f"ran past the {allowed:g} s timeout; worker killed"
         else:

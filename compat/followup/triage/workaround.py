@@ -16,6 +16,7 @@ from compat.followup.triage.common import FAMILY, only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
 from compat.followup.triage.minimal import Minimal
 from compat.matrix import Plan
+from compat.outcomes import CheckResult
 from compat.progress import Progress
 from compat.report import Report
 from compat.rewrites import BY_NAME as REWRITES
@@ -45,6 +46,13 @@ class Spelling:
             and not self.new_failures
             and not self.still_failing
         )
+
+
+def _fixes(before: dict[str, str], after: dict[str, str]) -> bool:
+    """Every release that failed passes, and no release that passed fails."""
+    failing = [v for v, s in before.items() if s == "bad"]
+    breaks = [v for v, s in before.items() if s == "good" and after.get(v) == "bad"]
+    return bool(failing) and all(after.get(v) == "good" for v in failing) and not breaks
 
 
 def spellings(
@@ -79,25 +87,43 @@ def spellings(
             check,
             f"{FAMILY}.minimal",
         )
-    cases = [*bases.values(), *(v for base in bases.values() for v in mutated(base, CATALOGUE))]
-    say(f"  {len(cases) - len(bases)} spellings × {len(cells)} releases of {package}")
     axis_plan = Plan(tuple(cells), {package: tuple(cells)}, cross=False)
-    report = run_matrix(
-        axis_plan, Corpus(cases, {FAMILY: "triage"}), settings, Progress(len(cells), live=False)
-    )
-    by_case: dict[str, dict[str, str]] = {}
     versions = {c.id: c.version(package) for c in cells}
-    for result in report.results:
-        by_case.setdefault(result.case, {})[versions[result.cell]] = state(result.outcome) or "-"
+    by_case: dict[str, dict[str, str]] = {}
+    results_of: list[CheckResult] = []
+
+    def run(chosen: list[Case]) -> None:
+        corpus = Corpus(chosen, {FAMILY: "triage"})
+        report = run_matrix(axis_plan, corpus, settings, Progress(len(cells), live=False))
+        results_of.extend(report.results)
+        for result in report.results:
+            by_case.setdefault(result.case, {})[versions[result.cell]] = (
+                state(result.outcome) or "-"
+            )
+
+    # The minimal model first: a few nodes, every spelling. The original (hundreds of
+    # nodes, minutes of a slow check) then tries only the spellings that fixed it.
+    original = [bases["original"], *mutated(bases["original"], CATALOGUE)]
+    if "minimal" in bases:
+        small = [bases["minimal"], *mutated(bases["minimal"], CATALOGUE)]
+        say(f"  {len(small) - 1} spellings of the minimal model × {len(cells)} releases of "
+            f"{package}")  # fmt: skip
+        run(small)
+        fixed = {
+            c.id.split("~", 1)[1] for c in small[1:]
+            if _fixes(by_case.get(bases["minimal"].id, {}), by_case.get(c.id, {}))
+        }  # fmt: skip
+        original = [original[0], *(c for c in original[1:] if c.id.split("~", 1)[1] in fixed)]
+    say(f"  {len(original) - 1} spellings of the original × {len(cells)} releases of {package}")
+    run(original)
     found = []
     for name, base in bases.items():
         before = by_case.get(base.id, {})
-        for variant in (c for c in cases if c.id.startswith(base.id + "~")):
-            after = by_case.get(variant.id, {})
-            failing = [v for v, s in before.items() if s == "bad"]
+        for variant in (c for c in by_case if c.startswith(base.id + "~")):
+            after = by_case[variant]
             breaks = [v for v, s in before.items() if s == "good" and after.get(v) == "bad"]
-            fixes = bool(failing) and all(after.get(v) == "good" for v in failing) and not breaks
-            rewrite = variant.id.split("~", 1)[1]
+            fixes = _fixes(before, after)
+            rewrite = variant.split("~", 1)[1]
             described = REWRITES[rewrite].description
             found.append(Spelling(rewrite, described, name, after, fixes, breaks))
     shipped = [s for s in found if s.model == "original" and s.fixes]
@@ -105,7 +131,7 @@ def spellings(
         _other_checks(shipped, case, plan, settings, first)
     originals = {s.rewrite: s for s in found if s.model == "original"}
     hidden: list[tuple[str, str, str]] = []
-    results = {(r.case, r.cell): r for r in report.results}
+    results = {(r.case, r.cell): r for r in results_of}
     for spelling in found:
         same = originals.get(spelling.rewrite)
         if spelling.model != "minimal" or not spelling.fixes or same is None or same.fixes:
