@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
+import sys
 from pathlib import Path
 
 from compat.config import load_config
@@ -58,7 +60,15 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         lambda r: write_reports(r, args.out, names=()),  # results as produced; renders at the end
         meta,
     )
-    return finish(report, write_reports(report, args.out), args.grid, args.config)
+    code = finish(report, write_reports(report, args.out), args.grid, args.config)
+    stopped = report.run.get("interrupted")
+    if isinstance(stopped, dict):  # Ctrl-C or a CI cancel: what was done is written
+        name = signal.Signals(int(stopped["signal"])).name
+        print(f"onnx-compat: stopped by {name}: {stopped['cells_done']} of {len(plan.cells)} "
+              f"cells done, their reports in {args.out}/; a rerun computes the rest",
+              file=sys.stderr)  # fmt: skip
+        return 128 + int(stopped["signal"])
+    return code
 
 
 def cmd_scoreboard(args: argparse.Namespace) -> int:

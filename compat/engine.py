@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from compat import interrupt
 from compat.cache import ResultCache, code_hash, result_key
 from compat.case import Case
 from compat.cell.checks import tasks_of
@@ -131,6 +132,8 @@ def execute(
 
     def schedule(ready: list[Cell]) -> None:
         """The jobs of newly ready cells; keys nobody has yet become their units."""
+        if interrupt.STOP.is_set():
+            return
         new: list[Job] = []
         for cell in ready:
             env = envs[cell.id]
@@ -161,6 +164,8 @@ def execute(
         return not classify(result, cases[result.case], by_id[job.cell]).outcome.unexpected
 
     def one(index: int, unit: Unit) -> None:
+        if interrupt.STOP.is_set():
+            return
         progress.start(unit.label)
         env = envs[unit.cell]
         tasks = [settings.task(j) for j in unit.jobs]
@@ -175,7 +180,7 @@ def execute(
                              env.record.limits, f"onnx {env.record.onnx}", keep)  # fmt: skip
         with lock:
             progress.done_unit(unit.label)
-            for job, record in zip(unit.jobs, records, strict=True):
+            for job, record in zip(unit.jobs, records, strict=False):  # fewer when stopped
                 raw[job.key], origin[job.key] = record, job.cell
             complete()
 
@@ -189,13 +194,19 @@ def execute(
                 for c in missing
             }
             for done in as_completed(building):
+                if interrupt.STOP.is_set():  # stopped: no environment is started anew
+                    for future in building:
+                        future.cancel()
+                    break
                 cell = building[done]
                 with lock:
                     envs[cell.id] = done.result()
                     schedule([cell])
         while futures:  # units may be added while earlier ones run
             futures.pop(0).result()
-    _rerun_unexpected(runs, slots_of, raw, origin, envs, cache, settings, by_id, cases, progress)
+    if not interrupt.STOP.is_set():
+        _rerun_unexpected(runs, slots_of, raw, origin, envs, cache, settings, by_id, cases,
+                          progress)  # fmt: skip
     return runs
 
 

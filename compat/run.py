@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
+from compat import interrupt
 from compat.cell.checks import BY_NAME
 from compat.corpus import CaseFiles, Corpus, write_case
 from compat.engine import CellRun, Settings, execute, existing
@@ -152,14 +153,19 @@ def _run_matrix(
             run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}
             return replace(remembered, run={**run, "executed": 0, "remembered": True})
     mark = time.monotonic()
-    runs = execute(list(plan.cells), files, settings, progress, partial, ready)
+    with interrupt.handling():  # Ctrl-C or a CI cancel: the cells done, marked
+        runs = execute(list(plan.cells), files, settings, progress, partial, ready)
+        stopped = interrupt.interrupted()
     phases["checks"] = round(time.monotonic() - mark, 2)
-    records = {cell_id: run.record for cell_id, run in runs.items()}
-    meta["digest"] = digest = inputs_digest(plan, files, infos, corpus.families, records, settings)
     progress.close()
     meta["seconds"] = round(time.monotonic() - clock, 2)
     meta["executed"] = sum(run.executed for run in runs.values())
     meta["reran"] = sum(run.reran for run in runs.values())
+    if stopped is not None:  # the cells done, nothing remembered: a rerun does the rest
+        meta["interrupted"] = {"signal": stopped - 128, "cells_done": len(runs)}
+        return assemble(plan, infos, corpus.families, runs, meta)
+    records = {cell_id: run.record for cell_id, run in runs.items()}
+    meta["digest"] = digest = inputs_digest(plan, files, infos, corpus.families, records, settings)
     report = assemble(plan, infos, corpus.families, runs, meta)
     if not any(r.retry for r in report.results):  # a crash or a stop once: computed again
         remember(report, _memo(settings, digest))

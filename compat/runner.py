@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compat import cellcode
+from compat import cellcode, interrupt
 from compat.cell.checks import slow_runner
 from compat.cell.parts import SEPARATOR
 
@@ -127,7 +127,8 @@ def run_worker(
 ) -> list[dict[str, Any]]:
     """Runs every task in one worker process, restarting it after a crash or timeout.
 
-    Returns one raw record per task, in task order. The results file in
+    Returns one raw record per task, in task order (fewer when the run is stopped:
+    compat/interrupt.py). The results file in
     `workdir` is the only channel: the worker appends a line per finished task;
     when it dies or stalls, this function appends the `crash` or `timeout`
     line for the task in progress and starts a new worker at the next task.
@@ -169,6 +170,7 @@ def run_worker(
                 stderr=err,
                 start_new_session=True,
             )
+        interrupt.register(process)
         seen, last_progress, timed_out = start, time.monotonic(), False
         allowed = timeout
 
@@ -178,6 +180,9 @@ def run_worker(
                 break
             except subprocess.TimeoutExpired:
                 pass
+            if interrupt.STOP.is_set():
+                stop(process)
+                break
             if results.refresh() != seen:
                 seen, last_progress = results.count, time.monotonic()
                 deliver()
@@ -187,9 +192,10 @@ def run_worker(
                 timed_out = True
                 stop(process)
                 break
+        interrupt.unregister(process)
         results.drop_partial_line()
-        if results.count >= len(tasks):
-            break
+        if results.count >= len(tasks) or interrupt.STOP.is_set():
+            break  # (stopped: the records so far, no verdict for the task it was on)
         task = tasks[results.count]
         slow = slow_runner(task.check) if timed_out else ""
         if slow:  # that runner's limit on this model, not the model's failure: a skip

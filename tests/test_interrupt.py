@@ -1,0 +1,72 @@
+"""Ctrl-C and CI cancels (compat/interrupt.py): the first SIGINT or SIGTERM kills the
+workers, keeps every finished result, writes the cells done and exits 128 + the signal;
+a rerun computes the rest (real host process, real cells)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compat.build import model, tensor
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.envs, pytest.mark.subprocess]
+
+
+def project(tmp_path: Path) -> Path:
+    """A drop-in model and a command that hangs on its first run."""
+    import onnx
+    from onnx import helper
+
+    root = tmp_path / "project"
+    (root / "models").mkdir(parents=True)
+    relu = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", np.float32, [2])],
+                 [tensor("y", np.float32, [2])])  # fmt: skip
+    onnx.save(relu, str(root / "models" / "relu.onnx"))
+    (root / "pyproject.toml").write_text(
+        '[tool.compat]\ncorpus = "none"\ncases-dirs = ["models"]\n'
+        'run = ["slow=test -f seen || { touch seen; sleep 120; }"]\n'
+        '[tool.compat.onnx]\nversions = ["1.23.2"]\npair = "1.24.4"\n'
+        '[tool.compat.onnxruntime]\nversions = ["1.24.4"]\npair = "1.23.2"\n'
+    )
+    return root
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_first_signal_stops_the_run_keeps_what_finished_and_a_rerun_completes_it(
+    tmp_path: Path, shared_state: Path, signum: int
+) -> None:
+    root = project(tmp_path)
+    command = [sys.executable, "-m", "compat", "matrix", "--state-dir", str(shared_state),
+               "--axis", "onnx", "--jobs", "1"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    host = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (root / "seen").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)  # the command has started: it now sleeps
+    assert (root / "seen").exists(), host.communicate()
+    host.send_signal(signum)
+    out, err = host.communicate(timeout=30)  # (measured: well under 2 s)
+    assert host.returncode == 128 + signum, out + err
+    name = signal.Signals(signum).name
+    assert f"onnx-compat: stopped by {name}: 0 of 1 cells done" in err
+    report = json.loads((root / "reports" / "matrix.json").read_text())
+    assert report["run"]["interrupted"]["signal"] == signum
+    # no worker is left behind
+    leftover = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
+    assert str(root) not in leftover.stdout
+    again = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
+                           check=False, timeout=300)  # fmt: skip
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    report = json.loads((root / "reports" / "matrix.json").read_text())
+    assert "interrupted" not in report["run"]
+    assert {r["case"] for r in report["results"]} == {"models.relu", "command.slow"}
