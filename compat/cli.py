@@ -143,6 +143,13 @@ def _add_setup(parser: argparse.ArgumentParser) -> None:
 def _add_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once")
     parser.add_argument("--timeout", type=float, help="seconds one check may run (default: config)")
+    parser.add_argument(
+        "--memory",
+        type=float,
+        metavar="GB",
+        help="memory one worker may use, in GiB (default: half the machine's, shared by "
+        "--jobs; 0: no limit); past it a check is a `crash` saying so",
+    )
     parser.add_argument("--out", type=Path, default=Path("reports"), help="report directory")
     parser.add_argument(
         "--state-dir",

@@ -42,6 +42,8 @@ class Settings:
     command_timeout: float = 900.0
     #: where each command's whole output goes, `LOGS/CELL/CASE.log` (None: nowhere)
     logs_dir: Path | None = None
+    #: a worker's address-space limit in bytes (0: none; see `default_memory`)
+    memory: int = 0
 
     def task(self, job: Job) -> Task:
         """The worker's task for a job, with its time: a model's grows with its size (see
@@ -177,7 +179,8 @@ def execute(
                 cache.put([(unit.jobs[i].key, r) for i, r in batch])
 
         records = run_worker(env.python, tasks, workdir, settings.timeout, env.code,
-                             env.record.limits, f"onnx {env.record.onnx}", keep)  # fmt: skip
+                             env.record.limits, f"onnx {env.record.onnx}", keep,
+                             settings.memory)  # fmt: skip
         with lock:
             progress.done_unit(unit.label)
             for job, record in zip(unit.jobs, records, strict=False):  # fewer when stopped
@@ -264,6 +267,7 @@ def _rerun_unexpected(
                 settings.work_dir / "reruns" / cell,
                 settings.timeout,
                 env.record.limits,
+                settings.memory,
             )
             progress.done_unit(label)
             for job, record in zip(mine, judged, strict=True):

@@ -55,12 +55,14 @@ def rerun(
     workdir: Path,
     timeout: float,
     limits: tuple[int, ...] = (),
+    memory: int = 0,
 ) -> list[dict[str, Any]]:
     """Runs `tasks` `rounds` more times, each round in a fresh worker, and returns one
     judged record per task (see `judge_runs`), in task order."""
     history = [[record] for record in first]
     for k in range(1, rounds + 1):
-        again = run_worker(python, tasks, workdir / f"rerun{k}", timeout, code, limits)
+        again = run_worker(python, tasks, workdir / f"rerun{k}", timeout, code, limits,
+                           memory=memory)  # fmt: skip
         for runs, record in zip(history, again, strict=True):
             runs.append(record)
     return [judge_runs(runs) for runs in history]

@@ -124,6 +124,7 @@ def run_worker(
     limits: tuple[int, ...] = (),
     stack: str = "",
     on_records: Callable[[list[tuple[int, dict[str, Any]]]], object] | None = None,
+    memory: int = 0,
 ) -> list[dict[str, Any]]:
     """Runs every task in one worker process, restarting it after a crash or timeout.
 
@@ -134,6 +135,7 @@ def run_worker(
     line for the task in progress and starts a new worker at the next task.
     `code` is the staged in-cell code (staged under `workdir` when not given);
     `limits` the environment's probed onnxruntime limits, so no worker probes again.
+    `memory`: the worker's address-space limit in bytes (0: none).
     `on_records` gets each batch of (task index, record) as they finish, so a host that
     dies mid-unit has kept every finished result (the cache is written as they come).
     """
@@ -143,7 +145,7 @@ def run_worker(
     code = code or cellcode.stage(workdir / "code")
     plan = workdir / "plan.json"
     given = [dict(t.__dict__) for t in tasks]
-    plan.write_text(json.dumps({"tasks": given, "limits": list(limits)}))
+    plan.write_text(json.dumps({"tasks": given, "limits": list(limits), "memory": memory}))
     results = ResultsFile(workdir / "results.jsonl")
     results.path.write_text("")
     log = workdir / "worker.log"
@@ -205,11 +207,13 @@ def run_worker(
             for later in given[results.count + 1 :]:
                 if slow_runner(later["check"]) == slow and later["case_dir"] == task.case_dir:
                     later["skip"] = slow_detail(later["check"], slow, stack, allowed, task.check)
-            plan.write_text(json.dumps({"tasks": given, "limits": list(limits)}))
+            plan.write_text(json.dumps({"tasks": given, "limits": list(limits), "memory": memory}))
         elif timed_out:
             outcome, detail = "timeout", f"ran past the {allowed:g} s timeout; worker killed"
         else:
             outcome, detail = "crash", describe_exit(process.returncode)
+            if memory and process.returncode in (-6, -9, -11):  # an abort or a kill: memory?
+                detail += f" (its memory limit is {memory / 2**30:.1f} GiB: --memory)"
             tail = log_tail(log, log_start)
             if tail:
                 detail += f": {tail}"

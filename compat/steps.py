@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shutil
 import sys
 from collections import Counter
@@ -270,9 +271,26 @@ def check_options(args: argparse.Namespace) -> None:
                 f"{flag} {path}: {which} is a file, not a directory; give a directory "
                 "(it is created when missing)"
             )
+    memory = getattr(args, "memory", None)
+    if memory is not None and not 0 <= memory < math.inf:
+        raise UsageError(
+            f"--memory {memory:g}: give the gigabytes a worker may use, or 0: no limit"
+        )
     python = getattr(args, "python", None)
     if python is not None and shutil.which(python) is None:
         raise UsageError(f"--python {python}: no such interpreter; give a Python executable")
+
+
+def memory_limit(given: float | None, jobs: int) -> int:
+    """A worker's address-space limit in bytes: `--memory GB` (0: none), else half the
+    machine's memory shared by the cells that run at once, at least 2 GiB."""
+    if given is not None:
+        return int(given * 2**30)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not a POSIX system: no limit
+        return 0
+    return max(2 * 2**30, total // 2 // max(1, jobs))
 
 
 def settings_of(args: argparse.Namespace, config: Config) -> Settings:
@@ -290,6 +308,7 @@ def settings_of(args: argparse.Namespace, config: Config) -> Settings:
         tracebacks=getattr(args, "tracebacks", False),
         share=getattr(args, "share", True),
         command_timeout=config.command_timeout,
+        memory=memory_limit(getattr(args, "memory", None), args.jobs),
         logs_dir=args.out.resolve() / "logs" if getattr(args, "out", None) else None,
     )
 

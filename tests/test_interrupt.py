@@ -70,3 +70,37 @@ def test_the_first_signal_stops_the_run_keeps_what_finished_and_a_rerun_complete
     report = json.loads((root / "reports" / "matrix.json").read_text())
     assert "interrupted" not in report["run"]
     assert {r["case"] for r in report["results"]} == {"models.relu", "command.slow"}
+
+
+def test_an_allocation_bomb_is_a_crash_at_the_memory_limit_and_its_neighbours_unchanged(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """ConstantOfShape of 40000×40000 floats (6.4 GB) under `--memory 2`: every check that
+    runs it is a `crash` saying so, the host and the model beside it are untouched."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from compat.cli import main
+
+    folder = tmp_path / "bombs"
+    folder.mkdir()
+    shape = numpy_helper.from_array(np.array([40000, 40000], np.int64), "shape")
+    bomb = model([helper.make_node("ConstantOfShape", ["shape"], ["big"]),
+                  helper.make_node("ReduceSum", ["big"], ["s"], keepdims=0),
+                  helper.make_node("Add", ["x", "s"], ["y"])],
+                 [tensor("x", np.float32, [])], [tensor("y", np.float32, [])], [shape])  # fmt: skip
+    onnx.save(bomb, str(folder / "bomb.onnx"))
+    relu = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", np.float32, [2])],
+                 [tensor("y", np.float32, [2])])  # fmt: skip
+    onnx.save(relu, str(folder / "relu.onnx"))
+    out = tmp_path / "out"
+    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
+                 str(shared_state), "--out", str(out), "--cases-dir", str(folder), "--cases",
+                 "bombs.*", "--onnx", "1.23.2", "--ort", "1.24.4", "--cross", "--memory", "2",
+                 "--reruns", "0", "--fresh"])  # fmt: skip
+    report = json.loads((out / "matrix.json").read_text())
+    got = {(r["case"], r["check"]): r for r in report["results"]}
+    assert code == 1
+    assert got["bombs.bomb", "ort_run"]["outcome"] == "crash"
+    assert "memory limit" in got["bombs.bomb", "ort_run"]["detail"]
+    assert all(r["outcome"] == "pass" for (case, _), r in got.items() if case == "bombs.relu")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import re
 import time
 import traceback
 
@@ -49,12 +50,17 @@ def run_task(cases, task):
             verdict.detail,
             verdict.trace,
         )
+    except MemoryError as exc:  # the worker's memory limit: the model's allocation, not ours
+        outcome, phase = "crash", "memory"
+        detail = "memory limit reached (%s)" % one_line(exc)
     except AssertionError as exc:  # a case-specific check's way of saying "fail"
         outcome, phase, detail = "fail", "check", str(exc) or "assertion failed"
         trace = traceback.format_exc()
     except Exception as exc:  # a check's own bug, or an API missing in this release
         outcome, phase, detail = "error", "check", one_line(exc)
         trace = traceback.format_exc()
+    if outcome == "error" and _BAD_ALLOC.search(detail):  # onnxruntime's, past the limit
+        outcome, phase, detail = "crash", "memory", "memory limit reached (%s)" % detail
     return {
         "case": task["case"],
         "check": task["check"],
@@ -66,6 +72,23 @@ def run_task(cases, task):
     }
 
 
+#: How a C++ runtime says an allocation failed.
+_BAD_ALLOC = re.compile(r"bad_alloc|bad allocation|Failed to allocate memory", re.I)
+
+
+def set_memory(limit):
+    """Bounds this worker's address space (bytes): an allocation bomb fails here, as a
+    `crash` of its check, never starving the host or the other cells."""
+    if not limit:
+        return
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    except (ImportError, ValueError, OSError):  # no such limit on this platform
+        pass
+
+
 def main(argv):
     """`run PLAN.json RESULTS.jsonl START`: runs the plan's tasks from START on."""
     faulthandler.enable()  # a segfault leaves "Fatal Python error" and a stack in the log
@@ -74,6 +97,7 @@ def main(argv):
         plan = json.load(f)
     tasks = plan["tasks"]
     set_limits(plan.get("limits"))
+    set_memory(plan.get("memory"))
     try:
         import onnxruntime
 
