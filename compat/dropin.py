@@ -27,6 +27,7 @@ from google.protobuf.message import DecodeError
 from compat.case import Case
 from compat.cell.inputs import generate_inputs
 from compat.cell.semantics import np_dtype
+from compat.cell.untrusted import UntrustedData, load_untrusted
 from compat.config import KnownEntry, known_tables
 from compat.errors import ConfigError
 from compat.inputs_check import check_feeds, load_npz, type_text
@@ -56,9 +57,12 @@ def warn(message: str) -> None:
 
 
 def load_model(path: Path) -> onnx.ModelProto:
-    """The model, or one error line: unreadable, truncated, or not an ONNX model."""
+    """The model, its external data checked and inlined (compat/cell/untrusted.py), or one
+    error line: unreadable, truncated, not an ONNX model, or data kept outside its folder."""
     try:
-        model = onnx.load(str(path))
+        model = load_untrusted(str(path))
+    except UntrustedData as exc:
+        raise ConfigError(str(exc)) from None
     except DecodeError as exc:
         raise ConfigError(
             f"{path}: not a readable ONNX model: the file is truncated or not an ONNX "

@@ -19,6 +19,7 @@ import onnx
 from compat.cell.inputs import generate_inputs
 from compat.cell.observe import check_runs
 from compat.cell.semantics import RunVerdict
+from compat.cell.untrusted import UntrustedData, load_untrusted
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -57,7 +58,9 @@ def load_model(path: str) -> onnx.ModelProto:
     if not os.path.isfile(path):
         raise BadInput("%s: no such file" % path)
     try:
-        return onnx.load(path)
+        return load_untrusted(path)  # external data checked and inlined: it is untrusted
+    except UntrustedData as exc:
+        raise BadInput(str(exc)) from None
     except Exception as exc:
         raise BadInput("%s: not a readable ONNX model (%s)" % (path, type(exc).__name__)) from None
 

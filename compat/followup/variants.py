@@ -11,6 +11,7 @@ from pathlib import Path
 
 import onnx
 
+from compat.dropin import load_model
 from compat.errors import UsageError
 from compat.rewrites import select, variants
 
@@ -19,10 +20,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
     model_path: Path = args.model
     if not model_path.is_file():
         raise UsageError(f"{model_path}: no such model file")
-    try:
-        model = onnx.load(str(model_path))
-    except Exception as exc:
-        raise UsageError(f"{model_path}: not an ONNX model ({exc})") from None
+    model = load_model(model_path)  # external data checked and inlined: it is untrusted
     out: Path = args.out or model_path.parent / f"{model_path.stem}~variants"
     out.mkdir(parents=True, exist_ok=True)
     inputs = sorted(model_path.parent.glob(f"{model_path.stem}.npz")) + sorted(
