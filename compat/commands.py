@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -41,6 +42,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         return 0
     settings = settings_of(args, config)
     prepare_project(args, config)  # a project that cannot be built: one line, no cell run
+    shutil.rmtree(args.out / "logs", ignore_errors=True)  # an earlier run's logs mislead
     shard = f", shard {args.shard}" if args.shard else ""
     print(f"{describe_plan(plan, corpus).splitlines()[0]}{shard} — {settings.jobs} at a time")
     meta: dict[str, object] = {
@@ -136,9 +138,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     jobs: list[tuple[Path, Path, Style, tuple[str, ...]]] = []
     if args.results:
         jobs.append((args.results, args.out or args.results.parent, asked, tuple(RENDERERS)))
+    elif config.docs is None:  # a project's own reports: reports/matrix.json re-rendered
+        results = args.config.resolve().parent / "reports" / "matrix.json"
+        if not results.is_file():
+            raise UsageError(
+                f"{results}: no stored results to render; run `nox -s matrix` first "
+                "(or pass --results FILE)"
+            )
+        jobs.append((results, args.out or results.parent, asked, tuple(RENDERERS)))
     else:
-        if config.docs is None:
-            raise UsageError(f"{args.config}: no [tool.compat.docs]; pass --results FILE")
         docs = config.docs
         docs.stored()  # each results file it names exists: else one line naming the key
         style = Style(args.ascii or docs.ascii, scoreboard=docs.scoreboard is not None)

@@ -53,6 +53,11 @@ class Progress:
                 self.running.remove(label)
             self._live_line()
 
+    def note(self, message: str) -> None:
+        """A line of its own, on a terminal and in a log alike (a phase starting)."""
+        with self._lock:
+            self._print(f"[{self.done}/{self.total} cells, {self._elapsed()}] {message}")
+
     def finish(self, cell: str, summary: str) -> None:
         with self._lock:
             if cell in self.running:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -50,6 +51,7 @@ class Built:
     wheel: Path
     sha256: str
     requires: tuple[tuple[str, str], ...]  # (Requires-Dist, its marker), as the wheel says
+    extras: tuple[str, ...] = ()  # its Provides-Extra, normalized
 
     def requirements(self, extras: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The wheel's dependencies for these extras, as requirements uv resolves per
@@ -188,6 +190,7 @@ def _read_wheel(root: Path, wheel: Path) -> Built:
         wheel=wheel,
         sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
         requires=tuple(requires),
+        extras=tuple(canonicalize_name(e) for e in metadata.get_all("Provides-Extra") or []),
     )
 
 
@@ -224,8 +227,17 @@ def _build_wheel(root: Path, out: Path, python: str) -> Path:
 
     scratch = out.with_name(out.name + ".partial")
     shutil.rmtree(scratch, ignore_errors=True)
-    command = [find_uv(), "build", "--wheel", "--quiet", "--python", python,
-               "--out-dir", str(scratch), str(root)]  # fmt: skip
+    command = [
+        find_uv(),
+        "build",
+        "--wheel",
+        "--python",
+        python,
+        "--out-dir",
+        str(scratch),
+        str(root),
+    ]  # fmt: skip  (not --quiet: it hides
+    # the backend's own words, the one thing a failed build has to say)
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
     notes = ""
@@ -236,11 +248,10 @@ def _build_wheel(root: Path, out: Path, python: str) -> Path:
         done = _run(command, env, root)
         notes = " (not a git checkout: built as version 0+unknown)"
     if done.returncode != 0:
-        lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-        last = " | ".join(line.strip() for line in lines[-3:])[:600]
         raise BuildError(
-            f"{root}: cannot build the project with its own build backend (uv build --wheel "
-            f"{root}): {last or 'no message'}; fix its build, or run with --install none"
+            f"{root}: cannot build the project with its own build backend: "
+            f"{backend_words(done.stderr + done.stdout)}; fix its build (`uv build --wheel "
+            f"{root}` shows all it printed)"
         )
     wheels = sorted(scratch.glob("*.whl"))
     if not wheels:
@@ -248,6 +259,21 @@ def _build_wheel(root: Path, out: Path, python: str) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     scratch.rename(out)
     return out / wheels[-1].name
+
+
+_EXCEPTION = re.compile(r"^[A-Za-z_.]*(Error|Exception)\b.*:")
+
+
+def backend_words(output: str) -> str:
+    """What a failed build says, in one line: the backend's own exception and the lines
+    after it (setuptools' "configuration error: ... must be pep508"), else uv's causes."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    uv_starts = next((i for i, line in enumerate(lines) if line.startswith("error: Failed to")),
+                     len(lines))  # fmt: skip
+    raised = [i for i, line in enumerate(lines[:uv_starts]) if _EXCEPTION.match(line)]
+    hints = [line for line in lines[uv_starts:] if not line.startswith("hint:")]
+    said = lines[raised[-1] : uv_starts][:4] if raised else hints[:6] or lines[-3:]
+    return " ".join(said)[:600] or "no message"
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from compat.config import Config
 from compat.corpus import Corpus, discover_cases, select_cases
 from compat.dropin import load_dropins, slug
@@ -130,8 +132,15 @@ def prepare_project(args: argparse.Namespace, config: Config) -> None:
     """Builds the project the cells install, before any cell: a project that cannot be
     built is one error line now, not a broken cell each."""
     project = installed_project(args, config)
-    if project is not None:
-        build(project, state_dir(args), getattr(args, "python", sys.executable))
+    if project is None:
+        return
+    built = build(project, state_dir(args), getattr(args, "python", sys.executable))
+    unknown = [e for e in config.extras if canonicalize_name(e) not in built.extras]
+    if unknown and project == args.config.resolve().parent:
+        raise UsageError(
+            f"{config.source}: [tool.compat] extras: {unknown[0]!r} is not an extra of "
+            f"{built.name} (it has: {', '.join(built.extras) or 'none'})"
+        )
 
 
 def default_corpus(config: Path) -> Path:
@@ -271,6 +280,10 @@ def check_options(args: argparse.Namespace) -> None:
                 f"{flag} {path}: {which} is a file, not a directory; give a directory "
                 "(it is created when missing)"
             )
+        if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+            flag = "--" + name.replace("_", "-")  # found now, not after every check ran
+            raise UsageError(f"{flag} {path}: {existing} is not writable; give a directory "
+                             "you can write to")  # fmt: skip
     memory = getattr(args, "memory", None)
     if memory is not None and not 0 <= memory < math.inf:
         raise UsageError(

@@ -63,7 +63,7 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     (tmp_path / "tests" / "test_it.py").write_text("import mine\nimport hypothesis\nimport onnx\n")
     said = init(tmp_path, InitOptions(), INDEX.__getitem__)
     assert "  requires guessed from tests/: hypothesis, pytest — check it" in said
-    assert "  run: tests=python -m pytest -q tests  (--run replaces it)" in said
+    assert "  run: tests=pytest -q tests  (--run replaces it)" in said
     assert ".gitignore: .compat/, .nox/ appended" in said  # /reports is ignored already
     assert (tmp_path / ".gitignore").read_text().startswith("/reports\n*.pyc\n# onnx-compat")
     from compat.config import load_config
@@ -72,7 +72,7 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     assert (config.onnx.follows, config.onnx.pair) == (">=1.16", "1.24.4")
     assert (config.onnxruntime.follows, config.onnxruntime.pair) == (">=1.17", "1.19.1")
     assert config.requires == ("hypothesis", "pytest")
-    assert config.run == ("tests=python -m pytest -q tests",)
+    assert config.run == ("tests=pytest -q tests",)
     assert (config.corpus, config.command_timeout) == ("none", 900)
     assert [c.requires for c in config.constraints] == [("numpy<2",)]
 

@@ -70,6 +70,6 @@ def test_a_folder_is_pytest_unless_it_is_plain_unittest(tmp_path: Path) -> None:
     assert looks_like_pytest(folder, {"unittest"}, {"tool": {"pytest": {}}})
     (folder / "conftest.py").write_text("")
     assert looks_like_pytest(folder, {"unittest"}, {})
-    assert suite_command(tmp_path, folder, True) == "tests=python -m pytest -q tests"
+    assert suite_command(tmp_path, folder, True) == "tests=pytest -q tests"
     assert suite_command(tmp_path, folder, False) == "tests=python -m unittest discover -q -s tests"
     assert find_test_folder(tmp_path / "tests") is None

@@ -37,7 +37,7 @@ DATA = ROOT / "tests" / "data" / "adopted"
 #: onnx <= 1.18.0 fails test_tensor's ml_dtypes types; onnxruntime 1.17.3 and >= 1.31.0
 #: fail test_function.
 ONNX, ORT = "1.18.0,1.19.1", "1.17.3,1.30.0,1.31.0"
-COMMAND = "python -m pytest -q tests"  # what init writes for spox's tests/ folder
+COMMAND = "pytest -q tests"  # what init writes for spox's tests/ folder
 #: `nox -s matrix`'s run: what it printed, and reports/matrix.json
 Matrix = tuple[subprocess.CompletedProcess[str], dict[str, Any]]
 

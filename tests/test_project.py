@@ -108,9 +108,12 @@ def test_a_vcs_version_in_a_plain_folder_builds_as_0_unknown_and_a_broken_build_
     assert wheel.wheel.is_file() and said[0].startswith("building ")
     broken = tmp_path / "broken"
     broken.mkdir()
-    (broken / "pyproject.toml").write_text(SCM_PROJECT.replace('name = "scmpkg"', "name = ["))
+    (broken / "pyproject.toml").write_text(  # setuptools refuses it, in its own words
+        SCM_PROJECT.replace('name = "scmpkg"', 'name = "b"\ndependencies = ["not pep 508!"]')
+    )
     with pytest.raises(BuildError) as caught:
         build(broken, tmp_path / "state", sys.executable, said.append)
     message = str(caught.value)
     assert message.startswith(f"{broken}: cannot build the project with its own build backend")
-    assert "\n" not in message and message.endswith("or run with --install none")
+    assert "\n" not in message and message.endswith("shows all it printed)")
+    assert "must be pep508" in message  # the backend's own words, not only uv's wrapper

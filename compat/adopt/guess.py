@@ -133,8 +133,10 @@ def guess_requires(modules: set[str], local: set[str], own: str) -> list[str]:
 
 
 def suite_command(project: Path, folder: Path, pytest: bool) -> str:
-    """The `run` entry that runs the suite from the project root."""
+    """The `run` entry that runs the suite from the project root: `pytest`, not `python -m
+    pytest`, which would put the project root first on sys.path and test the source tree
+    instead of the package the cell installed."""
     where = folder.relative_to(project).as_posix()
     if pytest:
-        return f"{where}=python -m pytest -q {where}"
+        return f"{where}=pytest -q {where}"
     return f"{where}=python -m unittest discover -q -s {where}"

@@ -36,6 +36,8 @@ _PREFIXES = {"exec", "command", "env", "nice", "time", "nohup", "xvfb-run"}
 OTHER_ENVIRONMENT_VARIABLES = (
     "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
     "PYENV_VERSION", "PYENV_VIRTUAL_ENV", "__PYVENV_LAUNCHER__",
+    # nox's and uv's own: a `uv` the command runs must act on the cell, not on them
+    "UV_PYTHON", "UV_PROJECT_ENVIRONMENT", "UV_SYSTEM_PYTHON", "NOX_CURRENT_SESSION",
 )  # fmt: skip
 
 
@@ -63,6 +65,8 @@ def environment(base=None):
     env["VIRTUAL_ENV"] = sys.prefix
     env["PATH"] = os.pathsep.join([here, *rest])
     env["PYTHONNOUSERSITE"] = "1"  # ~/.local's packages are not the cell's
+    # not a terminal: a wide one, so pytest's summary lines keep their messages whole
+    env.setdefault("COLUMNS", "200")
     return env
 
 

@@ -64,7 +64,9 @@ def bisect(versions: list[str], probe: Callable[[str], str | None]) -> Bisection
     start, end = result.tested[candidates[lo]], result.tested[candidates[hi]]
     if start == end:
         raise UsageError(
-            f"{candidates[lo]} and {candidates[hi]} both {start}: nothing changes in between"
+            f"{candidates[lo]} and {candidates[hi]} both {start}: no change between them to "
+            "find; give --good and --bad releases whose outcomes differ (the matrix's table "
+            "shows where it passes)"
         )
     while hi - lo > 1:
         mid = (lo + hi) // 2

@@ -53,6 +53,8 @@ def cmd_repro(args: argparse.Namespace) -> int:
                 print(result.traceback.rstrip())
             script = write_script(result, record, by_case[result.case], args.out / "repro")
             print(f"   script: {script} (with {script.with_name('requirements.txt')})")
+            if result.log:  # a command's whole output
+                print(f"   log: {args.out / result.log}")
         elif result.outcome.unexpected:  # an xpass: nothing fails, so no script
             print(f"\n== {result.case} · {result.check}: {result.summary}")
     passed = len(run.results) - len(failing)
