@@ -348,6 +348,8 @@ def traced_matrix(tmp_path: Path, state: Path, models: Path) -> tuple[int, str, 
     import shutil
 
     if shutil.which("strace") is None:
+        if os.environ.get("COMPAT_REQUIRE_STRACE"):  # CI installs it: missing is a failure
+            pytest.fail("strace is not installed (apt-get install strace)")
         pytest.skip("strace is not installed (apt-get install strace)")
     onnx_version, ort_version = oldest_cell()
     trace = tmp_path / "trace.log"
