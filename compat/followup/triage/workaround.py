@@ -115,7 +115,8 @@ def spellings(
         }  # fmt: skip
         original = [original[0], *(c for c in original[1:] if c.id.split("~", 1)[1] in fixed)]
     say(f"  {len(original) - 1} spellings of the original × {len(cells)} releases of {package}")
-    run(original)
+    if len(original) > 1:  # else nothing to compare the original with: not run again
+        run(original)
     found = []
     for name, base in bases.items():
         before = by_case.get(base.id, {})
