@@ -101,10 +101,11 @@ def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_comm
         .join(["[tool.compat]", ""])
     )
     (project / "mypkg.py").write_text("ANSWER = 42\n")
-    code = main(["matrix", "--config", str(project / "pyproject.toml"), "--corpus",
-                 str(ROOT / "cases"), "--state-dir", str(shared_state), "--out",
-                 str(tmp_path / "out"), "--onnx", "1.23.2", "--ort", "1.24.4", "--axis", "onnx",
-                 "--cases", "command.*", "--run", IMPORTS])  # fmt: skip
+    args = ["matrix", "--config", str(project / "pyproject.toml"), "--corpus",
+            str(ROOT / "cases"), "--state-dir", str(shared_state), "--out",
+            str(tmp_path / "out"), "--onnx", "1.23.2", "--ort", "1.24.4", "--axis", "onnx",
+            "--cases", "command.*", "--run", IMPORTS]  # fmt: skip
+    code = main(args)
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     (cell,) = report["cells"]
     assert cell["id"] == "onnx1.23.2-ort1.24.4"  # the project's setup is not in the id
@@ -115,10 +116,7 @@ def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_comm
     env_bin = shared_state / "envs" / cell["id"] / "bin"
     before = env_bin.stat().st_ino
     (project / "mypkg.py").write_text("ANSWER = 41\n")
-    code = main(["matrix", "--config", str(project / "pyproject.toml"), "--corpus",
-                 str(ROOT / "cases"), "--state-dir", str(shared_state), "--out",
-                 str(tmp_path / "out"), "--onnx", "1.23.2", "--ort", "1.24.4", "--axis", "onnx",
-                 "--cases", "command.*", "--run", IMPORTS])  # fmt: skip
+    code = main(args)
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     assert code == 1 and [r["outcome"] for r in report["results"]] == ["fail"]
     assert env_bin.stat().st_ino == before  # the environment itself was kept
