@@ -84,12 +84,24 @@ def load_model(path: Path) -> onnx.ModelProto:
     return model
 
 
+def regular_files(directory: Path, pattern: str, quiet: bool = False) -> list[Path]:
+    """The regular files matching `pattern`: a FIFO, a device or a folder of that name
+    would hang or fail a read, so it is skipped with a warning."""
+    found = []
+    for path in sorted(directory.glob(pattern)):
+        if path.is_file():
+            found.append(path)
+        elif not quiet:
+            warn(f"{path}: not a regular file (a FIFO, a device or a folder?); skipped")
+    return found
+
+
 def run_files(model_path: Path, models: list[Path]) -> list[Path]:
     """MODEL.npz, then MODEL.1.npz, MODEL.2.npz …: one file per run, numbered without gaps."""
     first = model_path.with_suffix(".npz")
     stem = model_path.stem
     numbered: dict[int, Path] = {}
-    for npz in model_path.parent.glob("*.npz"):
+    for npz in regular_files(model_path.parent, "*.npz", quiet=True):
         middle = npz.name[len(stem) + 1 : -len(".npz")]
         if npz.name.startswith(stem + ".") and middle.isdigit():
             if str(int(middle)) != middle or int(middle) == 0:
@@ -197,7 +209,7 @@ def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
     if not directory.is_dir():
         raise ConfigError(f"{directory}: drop-in model directory not found")
     family = slug(directory.resolve().name)
-    models = sorted(directory.glob("*.onnx"))
+    models = regular_files(directory, "*.onnx")
     known = folder_known(directory)
     cases: list[Case] = []
     files: dict[str, Path] = {}
@@ -220,7 +232,7 @@ def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
     if not cases:
         raise ConfigError(f"{directory}: no *.onnx models in this drop-in directory")
     claimed = {npz for path in models for npz in run_files(path, models)}
-    for npz in sorted(set(directory.glob("*.npz")) - claimed):
+    for npz in sorted(set(regular_files(directory, "*.npz")) - claimed):
         warn(f"{npz}: belongs to no model here (inputs are MODEL.npz, MODEL.1.npz, …); unused")
     names = {case_id: path.name for case_id, path in files.items()}
     cases = attach(

@@ -364,3 +364,20 @@ def test_a_slow_reference_evaluator_is_a_skip_naming_its_time_and_decides_nothin
     report = json.loads((out / "matrix.json").read_text())
     origins = {r["check"]: r["origin"] for r in report["results"]}
     assert again == 0 and origins["reference"] == "" and origins["checker"] == "cache"
+
+
+def test_a_fifo_or_a_folder_named_like_a_model_is_skipped_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO would hang even `--list` on its first read."""
+    import os
+
+    save(add_one_model(), tmp_path / "m.onnx")
+    os.mkfifo(tmp_path / "pipe.onnx")
+    os.mkfifo(tmp_path / "m.1.npz")
+    (tmp_path / "dir.onnx").mkdir()
+    family, _, cases = load_dropins(tmp_path)
+    assert [c.id for c in cases] == [f"{family}.m"]
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'pipe.onnx'}: not a regular file" in err
+    assert f"{tmp_path / 'dir.onnx'}: not a regular file" in err
