@@ -41,7 +41,8 @@ def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) 
     key = f"{axis.package} {axis.follows}"
     if not offline:
         try:
-            found = [v for v in releases(axis.package) if in_range(v, axis.follows)]
+            listed = releases(axis.package, index_url=axis.index_url)  # the axis's own index
+            found = [v for v in listed if in_range(v, axis.follows)]
         except CompatError as exc:
             if key not in recorded:
                 raise UsageError(f"{exc}; no earlier resolution of {key} to fall back on") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from typing import Any
 
 from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -15,10 +16,35 @@ from compat.errors import CompatError
 INDEX_JSON = "https://pypi.org/pypi/{package}/json"
 
 
+def _pypi(package: str) -> dict[str, Any]:
+    with urllib.request.urlopen(INDEX_JSON.format(package=package), timeout=60) as answer:
+        data: dict[str, Any] = json.load(answer)
+    return data
+
+
+def _simple(package: str, index_url: str) -> dict[str, Any]:
+    """PEP 691's JSON simple page of `package`, as PyPI's JSON API shapes its releases."""
+    request = urllib.request.Request(
+        f"{index_url.rstrip('/')}/{package}/",
+        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        page = json.load(answer)
+    found: dict[str, list[dict[str, object]]] = {}
+    for entry in page.get("files", []):
+        name = str(entry.get("filename", ""))
+        try:
+            version = str(parse_wheel_filename(name)[1])
+        except InvalidWheelFilename:
+            continue
+        found.setdefault(version, []).append({"filename": name, "yanked": entry.get("yanked")})
+    return {"releases": found}
+
+
 def _has_wheel_for(files: list[dict[str, object]], tags: set[Tag]) -> bool:
     for f in files:
         name = str(f.get("filename", ""))
-        if not name.endswith(".whl") or f.get("yanked"):
+        if not name.endswith(".whl"):  # (yanked files: left out by the caller unless asked)
             continue
         try:
             _, _, _, wheel_tags = parse_wheel_filename(name)
@@ -29,13 +55,16 @@ def _has_wheel_for(files: list[dict[str, object]], tags: set[Tag]) -> bool:
     return False
 
 
-def releases(package: str, pre: bool = False, yanked: bool = False) -> list[str]:
-    """Releases of `package` on the index with a wheel this interpreter can install."""
+def releases(
+    package: str, pre: bool = False, yanked: bool = False, index_url: str = ""
+) -> list[str]:
+    """Releases of `package` on the index with a wheel this interpreter can install:
+    PyPI's, or `index_url`'s (an axis's own index, read with the simple JSON API)."""
     try:
-        with urllib.request.urlopen(INDEX_JSON.format(package=package), timeout=60) as answer:
-            data = json.load(answer)
-    except OSError as exc:
-        raise CompatError(f"cannot list {package} releases from the package index: {exc}") from None
+        data = _simple(package, index_url) if index_url else _pypi(package)
+    except (OSError, ValueError) as exc:
+        where = index_url or "the package index"
+        raise CompatError(f"cannot list {package} releases from {where}: {exc}") from None
     tags = set(sys_tags())
     found = []
     for text, files in data.get("releases", {}).items():
