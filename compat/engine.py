@@ -246,13 +246,13 @@ def _rerun_unexpected(
     for job in suspects.values():
         by_cell.setdefault(job.cell, []).append(job)
     if by_cell:  # minutes, for a test suite: say so, never a silent wait
-        commands = sum(1 for jobs in by_cell.values() for j in jobs if j.files.case.command)
+        failing = sum(1 for jobs in by_cell.values() for j in jobs if j.files.case.command)
         progress.note(
             f"running {len(suspects)} unexpected results again in fresh workers "
             f"(each {settings.reruns} more time{'s' * (settings.reruns != 1)}, a project's "
             f"command {COMMAND_RERUNS}), to tell nondeterminism from failure"
-            if len(suspects) > commands else
-            f"running {commands} failing command{'s' * (commands != 1)} once more, to tell "
+            if len(suspects) > failing else
+            f"running {failing} failing command{'s' * (failing != 1)} once more, to tell "
             "a flaky suite from a failing one"
         )  # fmt: skip
     for cell, jobs in by_cell.items():

@@ -3,6 +3,7 @@ interpreter can install (bisect's range, the axes that follow the index, `weekly
 
 from __future__ import annotations
 
+import functools
 import json
 import urllib.request
 from typing import Any
@@ -11,7 +12,7 @@ from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from compat.errors import CompatError
+from compat.errors import CompatError, UsageError
 
 INDEX_JSON = "https://pypi.org/pypi/{package}/json"
 
@@ -59,7 +60,13 @@ def releases(
     package: str, pre: bool = False, yanked: bool = False, index_url: str = ""
 ) -> list[str]:
     """Releases of `package` on the index with a wheel this interpreter can install:
-    PyPI's, or `index_url`'s (an axis's own index, read with the simple JSON API)."""
+    PyPI's, or `index_url`'s (an axis's own index, read with the simple JSON API).
+    Asked once per process for the same question."""
+    return list(_releases(package, pre, yanked, index_url))
+
+
+@functools.lru_cache(maxsize=64)
+def _releases(package: str, pre: bool, yanked: bool, index_url: str) -> tuple[str, ...]:
     try:
         data = _simple(package, index_url) if index_url else _pypi(package)
     except (OSError, ValueError) as exc:
@@ -77,4 +84,21 @@ def releases(
         usable = [f for f in files if yanked or not f.get("yanked")]
         if _has_wheel_for(usable, tags):
             found.append(text)
-    return sorted(found, key=Version)
+    return tuple(sorted(found, key=Version))
+
+
+def check_on_index(versions: tuple[str, ...], package: str, flag: str, index_url: str = "") -> None:
+    """Each release given on the command line is one the index has a wheel of, for this
+    Python: a typo is one line now, not an environment that fails to build. An index that
+    cannot be asked checks nothing (the environments will say)."""
+    try:
+        known = releases(package, pre=True, index_url=index_url)
+    except CompatError:
+        return
+    for version in versions:
+        if version not in known:
+            newest = [v for v in known if not Version(v).is_prerelease][-3:]
+            raise UsageError(
+                f"{flag} {version}: the package index has no {package} {version} with a wheel "
+                f"for this Python; its newest are {', '.join(newest) or 'none'}"
+            )

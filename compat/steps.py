@@ -21,6 +21,7 @@ from compat.dropin import load_dropins, slug
 from compat.errors import UsageError
 from compat.follow import follow, previews
 from compat.followup.repro import repro_command
+from compat.index import check_on_index
 from compat.known import attach
 from compat.matrix import (
     Plan,
@@ -72,6 +73,12 @@ def resolve_plan(args: argparse.Namespace, config: Config) -> tuple[Plan, Plan]:
     if args.onnx is not None:  # `--onnx ""` is an empty list, never the configured axis
         onnx, dists = previews(args.onnx)
     ort = parse_version_list(args.ort, "--ort") if args.ort is not None else None
+    if not getattr(args, "offline", False):  # a release the index lacks: said now
+        if onnx:
+            plain = tuple(v for v in onnx if v not in dists)
+            check_on_index(plain, "onnx", "--onnx", config.onnx.index_url)
+        if ort:
+            check_on_index(ort, "onnxruntime", "--ort", config.onnxruntime.index_url)
     given = dict(parse_axis(text) for text in getattr(args, "pkg", []))
     extra = tuple({**dict(config.axes), **given}.items())
     plan = expand(config, onnx, ort, args.cross, extra, fixed_requirements(args), dists)
