@@ -13,14 +13,18 @@ safe to delete at any time. Timeouts and crashes are
 never cached: a timeout depends on the machine, and a crash can be nondeterministic
 (a race, memory, a signal), so both run again on the next run. A torn last line (a
 write cut short) is skipped: the results before it are still served, and the next
-write starts on a new line.
+write starts on a new line. So is any line that is not a well-formed entry (garbled,
+another shape, an unknown outcome), and a folder where the file should be: each is
+counted in one line on stderr, dropped from the file, and its result computed again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +33,8 @@ from filelock import FileLock
 from compat import cellcode
 from compat.cell.checks import BY_NAME, EVERYTHING, ONNX_ONLY, PARTS
 from compat.corpus import CaseFiles
-from compat.outcomes import CellRecord
+from compat.outcomes import CellRecord, Outcome
+from compat.state import warn
 
 UNCACHED = frozenset({"timeout", "crash"})
 #: Cache files kept, this code's included: switching between two onnx-compat
@@ -88,34 +93,99 @@ def result_key(
     return hashlib.sha256("\n".join(identity).encode()).hexdigest()
 
 
+#: The outcomes a cached record may hold: a worker's, or a rerun's judgement (flaky).
+CACHED = frozenset(o.value for o in Outcome) - UNCACHED
+#: What every cached record holds, and the types the host reads them as.
+FIELDS: dict[str, type | tuple[type, ...]] = {
+    "case": str, "check": str, "outcome": str, "phase": str, "detail": str,
+    "seconds": (int, float),
+}  # fmt: skip
+
+
+def well_formed(record: object) -> bool:
+    """True for a record the host can serve: an object with every field of the right type
+    and a known outcome (anything else in the file is damage, and computed again)."""
+    return (
+        isinstance(record, dict)
+        and all(
+            isinstance(record.get(name), kind) and not isinstance(record.get(name), bool)
+            for name, kind in FIELDS.items()
+        )
+        and record["outcome"] in CACHED
+        and isinstance(record.get("traceback", ""), str)
+    )
+
+
+def parse_line(line: str) -> tuple[str, dict[str, Any]] | None:
+    """A line's key and record; None when the line is not a whole, well-formed entry."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+        return None
+    record = entry.get("record")
+    return (entry["key"], record) if isinstance(record, dict) and well_formed(record) else None
+
+
 class ResultCache:
     """Raw worker records by key, for every cell; appends as results arrive, the last
-    line of a key wins (`--fresh` replaces what it recomputes)."""
+    line of a key wins (`--fresh` replaces what it recomputes). A line that is not a
+    well-formed entry (torn, garbled, of another shape) is ignored and counted, and the
+    file rewritten without it: those results are computed again."""
 
     def __init__(self, directory: Path, read: bool = True) -> None:
         """`read=False`: only to write (`--fresh` replaces every result it touches), the
         file is not parsed unless it has grown past WRITE_ONLY_COMPACTION lines."""
         self.path = directory / f"results-{cellcode.code_hash()[:16]}.jsonl"
+        self.ignored = 0  # malformed entries found (a folder where the file should be: one)
+        self.unwritable = False
         _prune(directory, self.path)
+        if self.path.exists() and not self.path.is_file():
+            self.ignored += 1
+            _remove(self.path)
         self.entries: dict[str, dict[str, Any]] = {}
-        lines = 0
         if not read:
-            if self.path.exists():
-                with self.path.open("rb") as f:
-                    lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-            if lines > WRITE_ONLY_COMPACTION:
+            if self._count_lines() > WRITE_ONLY_COMPACTION:
                 self._compact()
+            self._report()
             return
-        if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-                lines += 1
-                try:
-                    entry = json.loads(line)
-                    self.entries[entry["key"]] = entry["record"]
-                except (ValueError, KeyError, TypeError):
-                    continue  # a torn line from an interrupted run: that result reruns
-        if lines > 2 * len(self.entries) + 10_000:
+        lines = 0
+        for line in self._lines():
+            lines += 1
+            parsed = parse_line(line)
+            if parsed is None:
+                self.ignored += 1  # a torn line from an interrupted run, or damage: reruns
+            else:
+                self.entries[parsed[0]] = parsed[1]
+        if self.ignored or lines > 2 * len(self.entries) + 10_000:
             self._compact()
+        self._report()
+
+    def _report(self) -> None:
+        if self.ignored:
+            warn(f"ignored {self.ignored} malformed cache entries in {self.path}: "
+                 "their results are computed again")  # fmt: skip
+
+    def _lines(self) -> list[str]:
+        """The file's lines; none when it is missing or unreadable (that counts as one)."""
+        try:
+            return self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        except OSError:
+            self.ignored += 1
+            return []
+
+    def _count_lines(self) -> int:
+        try:
+            with self.path.open("rb") as f:
+                return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+        except FileNotFoundError:
+            return 0
+        except OSError:
+            self.ignored += 1
+            return 0
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self.entries.get(key)
@@ -128,36 +198,43 @@ class ResultCache:
         ]  # not a run that crashed or was stopped: it is computed again next time
         if not fresh:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = "".join(
             json.dumps({"key": key, "record": record}, sort_keys=True) + "\n"
             for key, record in fresh
         )
-        with FileLock(self.path.with_name(self.path.name + ".lock")):  # runs sharing a cache
-            torn = not self._ends_cleanly()
-            with self.path.open("a") as f:
-                # never glue a fresh line onto the fragment an interrupted write left
-                f.write(("\n" if torn else "") + lines)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(self.path.with_name(self.path.name + ".lock")):  # runs sharing a cache
+                torn = not self._ends_cleanly()
+                with self.path.open("a") as f:
+                    # never glue a fresh line onto the fragment an interrupted write left
+                    f.write(("\n" if torn else "") + lines)
+        except OSError as exc:  # the run's results stand; only the next run recomputes them
+            if not self.unwritable:
+                warn(f"results not cached: cannot write {self.path} ({exc.strerror or exc})")
+            self.unwritable = True
         self.entries.update(fresh)
 
     def _compact(self) -> None:
-        """Rewrites the file with one line per key once replaced lines outnumber them."""
-        with FileLock(self.path.with_name(self.path.name + ".lock")):
-            latest: dict[str, Any] = {}  # again under the lock: another run may have appended
-            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    entry = json.loads(line)
-                    latest[entry["key"]] = entry["record"]
-                except (ValueError, KeyError, TypeError):
-                    continue
-            self.entries = latest
-            lines = "".join(
-                json.dumps({"key": key, "record": record}, sort_keys=True) + "\n"
-                for key, record in latest.items()
-            )
-            scratch = self.path.with_name(self.path.name + ".compacting")
-            scratch.write_text(lines)
-            scratch.replace(self.path)
+        """Rewrites the file with one well-formed line per key (after replaced or
+        malformed lines)."""
+        try:
+            with FileLock(self.path.with_name(self.path.name + ".lock")):
+                latest: dict[str, Any] = {}  # again under the lock: another run may have appended
+                for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+                    parsed = parse_line(line)
+                    if parsed is not None:
+                        latest[parsed[0]] = parsed[1]
+                lines = "".join(
+                    json.dumps({"key": key, "record": record}, sort_keys=True) + "\n"
+                    for key, record in latest.items()
+                )
+                scratch = self.path.with_name(self.path.name + ".compacting")
+                scratch.write_text(lines)
+                scratch.replace(self.path)
+        except OSError:  # unreadable or unwritable: served as read, compacted another time
+            return
+        self.entries = latest
 
     def _ends_cleanly(self) -> bool:
         """True when the file is missing, empty or ends with a newline."""
@@ -174,7 +251,23 @@ def _prune(directory: Path, current: Path) -> None:
     if not directory.is_dir():
         return
     others = [p for p in directory.glob("*.jsonl") if p != current]
-    others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    others.sort(key=_mtime, reverse=True)
     for path in others[KEEP_GENERATIONS - 1 :]:
-        path.unlink(missing_ok=True)
-        path.with_name(path.name + ".lock").unlink(missing_ok=True)
+        _remove(path)
+        _remove(path.with_name(path.name + ".lock"))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _remove(path: Path) -> None:
+    """Deletes a file, or a folder found where a file should be; quietly when it cannot."""
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)

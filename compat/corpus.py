@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import importlib.util
@@ -20,6 +21,7 @@ import onnx
 
 from compat.case import BUILTIN_CHECKS, Case
 from compat.errors import ConfigError, UsageError
+from compat.state import warn
 
 _ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
@@ -193,17 +195,42 @@ def write_case(case: Case, root: Path, keyed: bool = False) -> CaseFiles:
         digest.update(name.encode() + b"\0" + files[name])
     everything = digest.hexdigest()
     directory = root / (f"{case.id}-{everything[:16]}" if keyed else case.id)
-    if not (keyed and directory.is_dir()):
-        scratch = directory
-        if keyed:
-            root.mkdir(parents=True, exist_ok=True)
-            scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
+    if keyed and _holds(directory, files):
+        return CaseFiles(case, directory.resolve(), _sha256(model_bytes), everything)
+    scratch = directory
+    if keyed:
+        root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
+    for name, data in files.items():
+        (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / name).write_bytes(data)
+    if keyed:
+        # damaged (and not replaced by another run meanwhile): moved aside, then replaced
+        if (directory.exists() or directory.is_symlink()) and not _holds(directory, files):
+            warn(f"the staged case {directory} differs from its content hash: written again")
+            trash = Path(tempfile.mkdtemp(prefix=".damaged-", dir=root))
+            with contextlib.suppress(OSError):  # another run moved it first
+                directory.rename(trash / directory.name)
+            shutil.rmtree(trash, ignore_errors=True)
+        try:
+            scratch.rename(directory)
+        except OSError:  # another run wrote the same content a moment ago
+            shutil.rmtree(scratch, ignore_errors=True)
+    return CaseFiles(case, directory.resolve(), _sha256(model_bytes), everything)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _holds(directory: Path, files: dict[str, bytes]) -> bool:
+    """True when a staged case folder still holds exactly the bytes it is named after
+    (compared, not hashed again: the bytes are at hand)."""
+    try:
         for name, data in files.items():
-            (scratch / name).parent.mkdir(parents=True, exist_ok=True)
-            (scratch / name).write_bytes(data)
-        if keyed:
-            try:
-                scratch.rename(directory)
-            except OSError:  # another run wrote the same content a moment ago
-                shutil.rmtree(scratch, ignore_errors=True)
-    return CaseFiles(case, directory.resolve(), hashlib.sha256(model_bytes).hexdigest(), everything)
+            path = directory / name
+            if path.stat().st_size != len(data) or path.read_bytes() != data:
+                return False
+    except OSError:  # missing, unreadable, or a folder where a file should be
+        return False
+    return True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import json
 import os
 import re
@@ -10,6 +12,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 from packaging.utils import canonicalize_name
@@ -19,6 +22,7 @@ from compat.errors import CompatError
 from compat.matrix import Cell
 from compat.outcomes import CellRecord, CellState
 from compat.project import Built, build, parse_flag
+from compat.state import replace_text, warn
 from compat.versions import parse_version
 
 MARKER = "compat-env.json"
@@ -247,6 +251,22 @@ def _same(saved: object, identity: dict[str, object]) -> bool:
     return {**saved, "base_python": base_interpreter(str(base)) if base else base} == identity
 
 
+def _read_marker(marker: Path) -> dict[str, Any] | None:
+    """The marker as written, or None when it is missing, unreadable or not an object."""
+    try:
+        saved = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def _saved_record(saved: dict[str, Any]) -> CellRecord | None:
+    try:
+        return CellRecord.from_dict(saved["record"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
 def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
     directory = root / cell.id
     python = env_python(directory)
@@ -254,25 +274,147 @@ def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
     marker = directory / MARKER
     identity = _identity(cell, base_python, root)
     project = _project(cell, root, base_python)
-    if marker.is_file() and python.exists():
+    if not (marker.is_file() and python.exists()):
+        return None
+    saved = _read_marker(marker)
+    if saved is None:
+        _damaged(cell, marker, f"its {MARKER} is unreadable")
+        return None
+    if not _same(saved.get("identity"), identity):
+        return None  # its pins changed: built again, as it should be
+    record = _saved_record(saved)
+    if record is None:
+        _damaged(cell, marker, f"its {MARKER} holds no valid record")
+        return None
+    if "fingerprint" not in saved:  # built by an older onnx-compat: adopted if it probes the same
+        again = probe(cell, python, code)
+        if (again.state, again.packages) != (record.state, record.packages):
+            why = f"it probes as {_versions(again)}, not {_versions(record)}"
+            _damaged(cell, marker, why)
+            return None
+        saved.update(record=again.serialize(), fingerprint=fingerprint(directory))
+        record = again
+        replace_text(marker, json.dumps(saved, indent=1))
+    changed = changes(directory, saved["fingerprint"])
+    if changed:
+        _damaged(cell, marker, changed)
+        return None
+    if record.state is CellState.READY and not (record.limits and record.installed):
+        # probed by an older onnx-compat: probe again, the environment stays
+        record = probe(cell, python, code)
+        saved["record"] = record.serialize()
+        replace_text(marker, json.dumps(saved, indent=1))
+    stale = project and saved.get("project") != project.sha256
+    if project and stale and record.state is CellState.READY:
+        record = _install_project(cell, python, record, project)
+        saved.update(record=record.serialize(), project=project.sha256)
+        saved["fingerprint"] = fingerprint(directory)  # the project's own files changed
+        replace_text(marker, json.dumps(saved, indent=1))
+    return Environment(record, python, code)
+
+
+def _versions(record: CellRecord) -> str:
+    packages = ", ".join(f"{k} {v}" for k, v in sorted(record.packages.items()))
+    return f"{record.state.value}" + (f" ({packages})" if packages else "")
+
+
+def _damaged(cell: Cell, marker: Path, why: str) -> None:
+    """Forgets an environment that differs from what was built: it is built again (once:
+    without its marker, the next look finds it not built)."""
+    warn(f"environment {cell.id} differs from what was built ({why}): rebuilding it")
+    with contextlib.suppress(OSError):  # then the build fails, saying why
+        marker.unlink(missing_ok=True)
+
+
+def _site_packages(directory: Path) -> list[Path]:
+    return sorted(directory.glob("lib/python*/site-packages")) + sorted(
+        directory.glob("Lib/site-packages")
+    )
+
+
+def _compiled(name: str) -> bool:
+    """An extension module or shared library: what a deletion or a swap breaks first,
+    and a few dozen files per environment (every file would be 6,000 stats)."""
+    return name.endswith((".so", ".pyd", ".dylib", ".dll")) or ".so." in name
+
+
+def _distributions(directory: Path) -> dict[str, int]:
+    """Each installed distribution's folder (`onnxruntime-1.24.4.dist-info`: name and
+    version) and the size of its RECORD (-1 without one)."""
+    dists: dict[str, int] = {}
+    for site in _site_packages(directory):
+        with os.scandir(site) as entries:
+            for entry in entries:
+                if entry.name.endswith((".dist-info", ".egg-info")):
+                    try:
+                        size = (Path(entry.path) / "RECORD").stat().st_size
+                    except OSError:
+                        size = -1
+                    dists[Path(entry.path).relative_to(directory).as_posix()] = size
+    return dists
+
+
+def fingerprint(directory: Path) -> dict[str, Any]:
+    """What an environment holds, recorded when it is built and compared before each reuse:
+    its distributions (name, version, RECORD's size) and the size of every compiled file
+    they installed. Sizes, not times: a CI cache restores files with new times."""
+    files: dict[str, int] = {}
+    dists = _distributions(directory)
+    for folder in dists:
+        site = (directory / folder).parent
         try:
-            saved = json.loads(marker.read_text())
-        except (OSError, ValueError):
-            saved = {}
-        if _same(saved.get("identity"), identity):
-            record = CellRecord.from_dict(saved["record"])
-            if record.state is CellState.READY and not (record.limits and record.installed):
-                # probed by an older onnx-compat: probe again, the environment stays
-                record = probe(cell, python, code)
-                saved["record"] = record.serialize()
-                marker.write_text(json.dumps(saved, indent=1))
-            stale = project and saved.get("project") != project.sha256
-            if project and stale and record.state is CellState.READY:
-                record = _install_project(cell, python, record, project)
-                saved.update(record=record.serialize(), project=project.sha256)
-                marker.write_text(json.dumps(saved, indent=1))
-            return Environment(record, python, code)
-    return None
+            lines = (directory / folder / "RECORD").read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for row in csv.reader(lines):
+            if row and _compiled(row[0]) and not row[0].startswith(("..", "/")):
+                path = site / row[0]
+                try:
+                    files[path.relative_to(directory).as_posix()] = path.stat().st_size
+                except OSError:  # listed but never installed: nothing to compare later
+                    continue
+    return {"dists": dists, "files": files}
+
+
+def changes(directory: Path, recorded: object) -> str:
+    """How the environment differs from its recorded fingerprint, in a few words; "" when
+    it does not (a listing and a few dozen stats: 27 environments in milliseconds)."""
+    if not isinstance(recorded, dict):
+        return f"its {MARKER} holds no valid fingerprint"
+    dists, files = recorded.get("dists"), recorded.get("files")
+    if not isinstance(dists, dict) or not isinstance(files, dict):
+        return f"its {MARKER} holds no valid fingerprint"
+    now = _distributions(directory)
+    found: list[str] = []
+    before = {_dist_name(k): _dist_version(k) for k in dists if k not in now}
+    after = {_dist_name(k): _dist_version(k) for k in now if k not in dists}
+    # a swapped release first, the dependencies it brought or dropped after it
+    found += [f"{n} {before[n]} is now {after[n]}" for n in sorted(before.keys() & after.keys())]
+    found += [f"{n} {before[n]} was removed" for n in sorted(before.keys() - after.keys())]
+    found += [f"{n} {after[n]} was added" for n in sorted(after.keys() - before.keys())]
+    found += [f"{_dist_name(k)}'s files changed" for k, size in now.items()
+              if k in dists and dists[k] != size]  # fmt: skip
+    for name, size in files.items():
+        try:
+            actual = (directory / name).stat().st_size
+        except OSError:
+            found.append(f"{Path(name).name} is missing")
+            continue
+        if actual != size:
+            found.append(f"{Path(name).name} has changed size")
+    if not found:
+        return ""
+    more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
+    return "; ".join(found[:2]) + more
+
+
+def _dist_name(folder: str) -> str:
+    return canonicalize_name(Path(folder).name.split("-", 1)[0])
+
+
+def _dist_version(folder: str) -> str:
+    stem = Path(folder).name.rsplit(".", 1)[0]  # onnxruntime-1.24.4.dist-info
+    return stem.split("-", 1)[1] if "-" in stem else "?"
 
 
 def _install_project(cell: Cell, python: Path, record: CellRecord, project: Built) -> CellRecord:
@@ -331,5 +473,6 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
     saved: dict[str, object] = {"identity": identity, "record": record.serialize()}
     if project is not None:
         saved["project"] = project.sha256
-    marker.write_text(json.dumps(saved, indent=1))
+    saved["fingerprint"] = fingerprint(directory)
+    replace_text(marker, json.dumps(saved, indent=1))
     return Environment(record, python, code)

@@ -3,8 +3,10 @@ the last run with the same inputs, starting no cell process (`.compat/runs/`).""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +15,7 @@ from compat.corpus import CaseFiles
 from compat.matrix import Plan
 from compat.outcomes import CellRecord
 from compat.report import CaseInfo, Report, read_json, write_json
+from compat.state import warn
 
 if TYPE_CHECKING:
     from compat.engine import Settings
@@ -50,18 +53,47 @@ def inputs_digest(
 
 def recall(memo: Path) -> Report | None:
     """A stored report of the same inputs, unless it holds something unexpected: those
-    run again (reruns tell flaky from real), never served as they were."""
+    run again (reruns tell flaky from real), never served as they were. One that cannot
+    be read as a report of these inputs (damaged, another shape) is said, deleted and
+    computed again."""
     try:
         report = read_json(memo)
-    except (OSError, ValueError, KeyError):
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        _malformed(memo, f"{type(exc).__name__}: {exc}")
+        return None
+    if report.run.get("digest") != memo.stem:
+        _malformed(memo, "it is the report of other inputs")
         return None
     if report.unexpected or report.broken_cells:
         return None
     return report
 
 
+def _malformed(memo: Path, why: str) -> None:
+    warn(f"ignored 1 malformed remembered run {memo} ({why[:200]}): the run is computed again")
+    with contextlib.suppress(OSError):
+        if memo.is_dir() and not memo.is_symlink():
+            shutil.rmtree(memo)
+        else:
+            memo.unlink(missing_ok=True)
+
+
 def remember(report: Report, memo: Path) -> None:
     """Stores the report under its inputs' digest; keeps the few most recent."""
-    write_json(report, memo)
-    for old in sorted(memo.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-KEEP_RUNS]:
-        old.unlink(missing_ok=True)  # a few recent input sets are enough to switch back
+    try:
+        write_json(report, memo)
+    except OSError as exc:  # a folder in its place, a full disk: the run stands, unremembered
+        warn(f"run not remembered: cannot write {memo} ({exc.strerror or exc})")
+        return
+    for old in sorted(memo.parent.glob("*.json"), key=_mtime)[:-KEEP_RUNS]:
+        with contextlib.suppress(OSError):  # a few recent input sets are enough to switch back
+            old.unlink(missing_ok=True)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0

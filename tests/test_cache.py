@@ -263,11 +263,13 @@ def test_result_files_of_older_in_cell_code_are_deleted_the_previous_one_kept(
         os.utime(path, (1_000_000 + age, 1_000_000 + age))
         stale.append(path)
     cache = ResultCache(directory)
-    cache.put([("k2", {"outcome": "pass"})])
+    record = {"case": "c", "check": "checker", "outcome": "pass", "phase": "", "detail": "",
+              "seconds": 0.1}  # fmt: skip
+    cache.put([("k2", record)])
     assert sorted(p.name for p in directory.glob("*.jsonl")) == sorted(
         [cache.path.name, "results-bbbb.jsonl"]  # the newest other generation stays
     )
-    assert ResultCache(directory).get("k2") == {"outcome": "pass"}
+    assert ResultCache(directory).get("k2") == record
     assert ResultCache(directory).get("k") is None
 
 
@@ -277,14 +279,16 @@ def test_a_cache_opened_only_to_write_parses_nothing_until_it_has_grown(
     """`--fresh` reads no result back; it still writes each one, replacing the old."""
     import compat.cache
 
+    passed = {"case": "c", "check": "checker", "outcome": "pass", "phase": "", "detail": "",
+              "seconds": 0.1}  # fmt: skip
     cache = ResultCache(tmp_path / "cache")
-    cache.put([("k", {"outcome": "fail"})])
+    cache.put([("k", {**passed, "outcome": "fail"})])
     writer = ResultCache(tmp_path / "cache", read=False)
     assert writer.get("k") is None
-    writer.put([("k", {"outcome": "pass"})])
-    assert ResultCache(tmp_path / "cache").get("k") == {"outcome": "pass"}
+    writer.put([("k", passed)])
+    assert ResultCache(tmp_path / "cache").get("k") == passed
     with cache.path.open("a") as f:
-        f.write('{"key": "k", "record": {"outcome": "pass"}}\n' * 10)
+        f.write((json.dumps({"key": "k", "record": passed}) + "\n") * 10)
     monkeypatch.setattr(compat.cache, "WRITE_ONLY_COMPACTION", 5)
     ResultCache(tmp_path / "cache", read=False)
     assert len(cache.path.read_text().splitlines()) == 1

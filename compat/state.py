@@ -1,0 +1,28 @@
+"""Damaged state: what the state directory holds (environments, staged code and cases, the
+result cache, remembered runs) is checked when it is used, and what is found damaged is
+said in one line and built again, never trusted and never a traceback."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+
+def warn(message: str) -> None:
+    """One line on stderr: what was found damaged and what is done about it."""
+    print(f"onnx-compat: warning: {message}", file=sys.stderr, flush=True)
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Writes `path` whole or not at all (a unique scratch name: runs share the directory),
+    so an interrupted write never leaves a torn file to be found damaged later."""
+    handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        Path(scratch).replace(path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise
