@@ -38,10 +38,14 @@ def run_matrix(
 
 
 def test_a_release_that_does_not_exist_is_an_install_error_while_other_cells_finish(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, report = run_matrix(
+    # given on the command line, the index is asked first: one line, nothing built
+    assert main(["matrix", "--list", "--onnx", "1.99.0,1.23.2"]) == 2
+    assert "--onnx 1.99.0: the package index has no onnx 1.99.0" in capsys.readouterr().err
+    code, report = run_matrix(  # --offline (or a config's list): found when it is built
         tmp_path,
+        "--offline",
         "--onnx",
         "1.99.0,1.23.2",
         "--ort",

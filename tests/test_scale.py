@@ -141,7 +141,7 @@ def test_bisect_skips_releases_that_do_not_install() -> None:
 
 
 def test_bisect_says_when_nothing_changes() -> None:
-    with pytest.raises(UsageError, match="nothing changes"):
+    with pytest.raises(UsageError, match="both pass: no change between them to find; give "):
         bisect(["1.0", "1.1", "1.2"], lambda v: "pass")
 
 
