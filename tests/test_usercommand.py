@@ -203,3 +203,22 @@ def test_a_command_has_its_own_timeout_and_a_check_of_a_model_keeps_its_own(
     assert got["command.hang"]["outcome"] == "timeout"
     assert got["command.hang"]["detail"].startswith("ran past the 2 s command-timeout")
     assert code == 1
+
+
+@pytest.mark.envs
+def test_a_command_printing_binary_and_escapes_leaves_every_report_valid(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    noisy = "noise=printf 'FAILED a\\000b\\033]0;title\\007\\033[2J\\377\\376 end\\n'; exit 1"
+    project = project_with_tests(tmp_path, "", "")
+    code, report = run_project(project, shared_state, "--run", noisy, "--reruns", "0")
+    assert code == 1
+    (result,) = report["results"]
+    assert result["outcome"] == "fail"
+    out = project / "reports"
+    ET.parse(out / "junit.xml")  # well-formed XML, whatever the command printed
+    for name in ("matrix.md", "junit.xml", "matrix.html", "compatibility.md"):
+        text = (out / name).read_text()
+        assert "\x1b" not in text and "\x07" not in text and "\x00" not in text, name
