@@ -21,6 +21,7 @@ from compat.render.scoreboard import render_scoreboard, render_scoreboard_html
 from compat.render.svg import heatmap_svg, passrate_svg
 from compat.render.writer_reader import render_writer_reader
 from compat.report import Report, write_json
+from compat.state import replace_text
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,8 @@ def render_files(report: Report, out: Path, style: Style, names: tuple[str, ...]
             for stale in set((out / name).glob("*")) - {out / path for path in written}:
                 if stale.is_file():
                     stale.unlink()
-        for path, text in written.items():
-            (out / path).write_text(text)
+        for path, text in written.items():  # every rendering is made before any is
+            replace_text(out / path, text)  # written, each file whole or not at all
             paths.append(out / path)
     return paths
 
