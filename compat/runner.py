@@ -41,6 +41,8 @@ class ResultsFile:
         self.path = path
         self.count = 0
         self._offset = 0
+        self._parsed: list[dict[str, Any]] = []  # records read so far, up to _parsed_offset
+        self._parsed_offset = 0
 
     def refresh(self) -> int:
         try:
@@ -70,10 +72,17 @@ class ResultsFile:
         self.refresh()
 
     def records(self) -> list[dict[str, Any]]:
+        """Every complete record so far; only lines not parsed before are read."""
         self.refresh()
-        with self.path.open("rb") as f:
-            data = f.read(self._offset)
-        return [json.loads(line) for line in data.splitlines() if line.strip()]
+        if self._offset < self._parsed_offset:  # truncated (a torn line dropped): again
+            self._parsed, self._parsed_offset = [], 0
+        if self._offset > self._parsed_offset:
+            with self.path.open("rb") as f:
+                f.seek(self._parsed_offset)
+                data = f.read(self._offset - self._parsed_offset)
+            self._parsed += [json.loads(line) for line in data.splitlines() if line.strip()]
+            self._parsed_offset = self._offset
+        return list(self._parsed)
 
 
 def describe_exit(returncode: int) -> str:

@@ -159,12 +159,24 @@ def test_after_a_sigkill_of_the_host_every_finished_result_is_served_from_the_ca
     finally:
         host.send_signal(signal.SIGKILL)
         host.wait()
-        for proc in Path("/proc").iterdir():  # the worker outlives its host (own session)
+
+    def workers() -> list[int]:
+        found = []
+        for proc in Path("/proc").iterdir():
             try:
                 line = (proc / "cmdline").read_bytes()
             except OSError:
                 continue
             if str(tmp_path / "work").encode() in line:
-                os.kill(int(proc.name), signal.SIGKILL)
+                found.append(int(proc.name))
+        return found
+
+    deadline = time.monotonic() + 30
+    while workers() and time.monotonic() < deadline:
+        time.sleep(0.2)  # a worker leads its own session: it must notice its host is gone
+    left = workers()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the worker outlived its host"
     (record,) = ResultCache(cache).entries.values()
     assert record["outcome"] == "pass" and record["check"] == "ok"

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import os
 import re
+import threading
 import time
 import traceback
 
@@ -76,6 +78,21 @@ def run_task(cases, task):
 _BAD_ALLOC = re.compile(r"bad_alloc|bad allocation|Failed to allocate memory", re.I)
 
 
+def end_with_parent(every=1.0):
+    """A worker whose host died (a SIGKILL, a CI job's end) ends within `every` seconds,
+    instead of running its tasks on, unwatched: it leads its own session, so nothing
+    else stops it."""
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
 def set_memory(limit):
     """Bounds this worker's address space (bytes): an allocation bomb fails here, as a
     `crash` of its check, never starving the host or the other cells."""
@@ -92,6 +109,7 @@ def set_memory(limit):
 def main(argv):
     """`run PLAN.json RESULTS.jsonl START`: runs the plan's tasks from START on."""
     faulthandler.enable()  # a segfault leaves "Fatal Python error" and a stack in the log
+    end_with_parent()
     plan_path, results_path, start = argv[0], argv[1], int(argv[2])
     with open(plan_path) as f:
         plan = json.load(f)

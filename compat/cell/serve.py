@@ -18,12 +18,13 @@ import json
 import os
 import sys
 
-from compat.cell.loop import run_task
+from compat.cell.loop import end_with_parent, run_task
 from compat.cell.session import set_limits
 
 
 def main(argv):
     faulthandler.enable()
+    end_with_parent()
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # native code printing to stdout lands in the log, not in the answers
     sys.stdout = sys.stderr
