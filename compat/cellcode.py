@@ -7,7 +7,6 @@ install the host's site-packages would otherwise shadow the cell's own onnx.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
@@ -16,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from compat.cell import ROOT, files
-from compat.state import warn
+from compat.state import move_in
 
 #: Every file a cell executes, besides the case files themselves.
 FILES = tuple(Path(ROOT) / name for name in files())
@@ -58,16 +57,8 @@ def stage(directory: Path) -> Path:
         copy = scratch / path.relative_to(ROOT)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copy)
-    if (target.exists() or target.is_symlink()) and not intact(target):  # nor fixed meanwhile
-        warn(f"the staged in-cell code in {target} differs from its content hash: staged again")
-        trash = Path(tempfile.mkdtemp(prefix=".damaged-", dir=directory))
-        with contextlib.suppress(OSError):  # another run moved it first
-            target.rename(trash / target.name)
-        shutil.rmtree(trash, ignore_errors=True)
-    try:
-        scratch.rename(target)
-    except OSError:  # another run staged the same code a moment ago
-        shutil.rmtree(scratch, ignore_errors=True)
+    said = f"the staged in-cell code in {target} differs from its content hash: staged again"
+    move_in(scratch, target, lambda t: not intact(t), said)
     return target
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import hashlib
 import importlib.util
 import io
 import json
 import re
-import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ import onnx
 
 from compat.case import BUILTIN_CHECKS, Case
 from compat.errors import ConfigError, UsageError
-from compat.state import warn
+from compat.state import move_in
 
 _ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
@@ -204,18 +202,9 @@ def write_case(case: Case, root: Path, keyed: bool = False) -> CaseFiles:
     for name, data in files.items():
         (scratch / name).parent.mkdir(parents=True, exist_ok=True)
         (scratch / name).write_bytes(data)
-    if keyed:
-        # damaged (and not replaced by another run meanwhile): moved aside, then replaced
-        if (directory.exists() or directory.is_symlink()) and not _holds(directory, files):
-            warn(f"the staged case {directory} differs from its content hash: written again")
-            trash = Path(tempfile.mkdtemp(prefix=".damaged-", dir=root))
-            with contextlib.suppress(OSError):  # another run moved it first
-                directory.rename(trash / directory.name)
-            shutil.rmtree(trash, ignore_errors=True)
-        try:
-            scratch.rename(directory)
-        except OSError:  # another run wrote the same content a moment ago
-            shutil.rmtree(scratch, ignore_errors=True)
+    if keyed:  # a damaged one (not replaced by another run meanwhile) is replaced
+        said = f"the staged case {directory} differs from its content hash: written again"
+        move_in(scratch, directory, lambda d: not _holds(d, files), said)
     return CaseFiles(case, directory.resolve(), _sha256(model_bytes), everything)
 
 

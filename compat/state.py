@@ -4,9 +4,12 @@ said in one line and built again, never trusted and never a traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -26,3 +29,19 @@ def replace_text(path: Path, text: str) -> None:
     except BaseException:
         Path(scratch).unlink(missing_ok=True)
         raise
+
+
+def move_in(scratch: Path, target: Path, damaged: Callable[[Path], bool], said: str) -> None:
+    """Puts a freshly written folder in place of `target`: one there that is `damaged`
+    (and not fixed by another run meanwhile) is moved aside first, `said` on stderr; a
+    good one another run put there a moment ago is kept and `scratch` dropped."""
+    if (target.exists() or target.is_symlink()) and damaged(target):
+        warn(said)
+        trash = Path(tempfile.mkdtemp(prefix=".damaged-", dir=target.parent))
+        with contextlib.suppress(OSError):  # another run moved it first
+            target.rename(trash / target.name)
+        shutil.rmtree(trash, ignore_errors=True)
+    try:
+        scratch.rename(target)
+    except OSError:  # another run put the same content there a moment ago
+        shutil.rmtree(scratch, ignore_errors=True)
