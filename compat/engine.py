@@ -42,7 +42,7 @@ class Settings:
     command_timeout: float = 900.0
     #: where each command's whole output goes, `LOGS/CELL/CASE.log` (None: nowhere)
     logs_dir: Path | None = None
-    #: a worker's address-space limit in bytes (0: none; see `default_memory`)
+    #: a worker's address-space limit in bytes (0: none; see `steps.memory_limit`)
     memory: int = 0
 
     def task(self, job: Job) -> Task:
@@ -52,9 +52,12 @@ class Settings:
         task = Task(case.id, job.check, str(job.files.directory))
         if not case.command:
             return replace(task, timeout=budget(self.timeout, job.files.directory))
-        log = self.logs_dir / job.cell / f"{case.id}.log" if self.logs_dir else ""
-        return replace(task, command_timeout=self.command_timeout, log=str(log),
+        return replace(task, command_timeout=self.command_timeout, log=str(self.log(job) or ""),
                        timeout=self.command_timeout + self.timeout)  # fmt: skip
+
+    def log(self, job: Job) -> Path | None:
+        """Where a command's whole output goes (None: nowhere)."""
+        return self.logs_dir / job.cell / f"{job.files.case.id}.log" if self.logs_dir else None
 
 
 #: Seconds a check of a model gets per megabyte of model, beyond `--timeout`: a 12 MB
@@ -335,7 +338,7 @@ def _result(
     if here and len(records) > 1:
         raw = {**raw, "seconds": round(sum(float(r.get("seconds", 0)) for r in here), 4)}
     case = cases[slot.jobs[0].files.case.id]
-    log = Path(settings.task(slot.jobs[0]).log) if case.command and settings.logs_dir else None
+    log = settings.log(slot.jobs[0]) if case.command else None  # (not a task: no model read)
     return classify(
         CheckResult(
             cell=cell.id,
