@@ -71,10 +71,10 @@ def calibration() -> str:
 def handwritten(work: Path, repo: Path) -> float:
     """The same cells and seed cases through bench/handwritten_noxfile.py, fresh venvs."""
     sys.path.insert(0, str(repo))
-    from compat import cellcode
-    from compat.config import load_config
-    from compat.corpus import discover_cases, write_case
-    from compat.matrix import expand
+    from compat.corpus.discover import discover_cases, write_case
+    from compat.plan.config import load_config
+    from compat.plan.matrix import expand
+    from compat.state import cellcode
 
     hand = work / "handwritten"
     hand.mkdir()

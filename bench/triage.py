@@ -10,7 +10,7 @@ strict shape inference) buried among ~200 ordinary nodes (tests/helpers.py `buri
    users have, `.compat/`; a first run warms it), every check run again (`--fresh`).
 2. The reduction alone, side by side: the same delta debugging of the same finding
    with candidates evaluated by one long-lived worker per release (what triage does,
-   compat/served.py) vs one worker process per candidate (compat/runner.py, as the
+   compat/execute/served.py) vs one worker process per candidate (compat/execute/worker.py, as the
    matrix starts its workers).
 
 Prints the date, the calibration figure and a table with the ratio; README's triage
@@ -40,7 +40,7 @@ def build_model(folder: Path, unrelated: int) -> Path:
     import onnx
     from onnx import helper
 
-    from compat.build import randn
+    from compat.corpus.make import randn
     from tests.helpers import buried
 
     core = [
@@ -73,17 +73,17 @@ def reduction(model_path: Path, work: Path, served: bool) -> tuple[float, int, i
     import numpy as np
     import onnx
 
-    from compat.config import load_config
-    from compat.dropin import model_case
-    from compat.envs import existing_env
+    from compat.core.outcomes import CheckResult
+    from compat.corpus.dropin import model_case
+    from compat.execute.envs import existing_env
+    from compat.execute.served import ServedWorker
+    from compat.execute.worker import Task, run_worker
     from compat.followup.reduce import reduce
     from compat.followup.triage.common import only_check
     from compat.followup.triage.findings import Finding
     from compat.followup.triage.minimal import SameFailure
-    from compat.matrix import make_cell
-    from compat.outcomes import CheckResult
-    from compat.runner import Task, run_worker
-    from compat.served import ServedWorker
+    from compat.plan.config import load_config
+    from compat.plan.matrix import make_cell
 
     config = load_config(ROOT / "pyproject.toml")
     model = onnx.load(str(model_path))
@@ -125,7 +125,7 @@ def reduction(model_path: Path, work: Path, served: bool) -> tuple[float, int, i
 
 
 def _written(case: Any, root: Path) -> Path:
-    from compat.corpus import write_case
+    from compat.corpus.discover import write_case
 
     return write_case(case, root).directory
 

@@ -22,8 +22,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import model, randn, tensor
-from compat.case import BUILTIN_CHECKS, Case
+from compat.core.case import BUILTIN_CHECKS, Case
+from compat.corpus.make import model, randn, tensor
 
 F32 = np.float32
 #: A deliberately wrong annotation may be rejected statically (checker, strict

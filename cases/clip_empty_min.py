@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 from onnx import helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import Case, CustomCheck, KnownFailure, Optimized
+from compat.core.case import Case, CustomCheck, KnownFailure, Optimized
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 SHAPE = (2, 3, 4)
 MIN, MAX = -0.5, 1.0

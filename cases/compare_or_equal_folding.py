@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from compat.build import const, model, randn, rng, tensor, unknown
-from compat.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, KnownFailure, Optimized
+from compat.corpus.make import const, model, randn, rng, tensor, unknown
 
 OPS = {"greater_or_equal": "GreaterOrEqual", "less_or_equal": "LessOrEqual"}
 SHAPE = [2, 3]

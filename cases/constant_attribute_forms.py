@@ -38,8 +38,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from compat.build import model, randn, rng, tensor, unknown
-from compat.case import Case, Dim, KnownFailure, Optimized
+from compat.core.case import Case, Dim, KnownFailure, Optimized
+from compat.corpus.make import model, randn, rng, tensor, unknown
 
 SHAPE = (2, 3)
 STRING_FOLDING = "https://github.com/microsoft/onnxruntime/issues/17392"

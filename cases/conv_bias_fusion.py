@@ -19,8 +19,8 @@ import onnx
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import helper
 
-from compat.build import const, model, randn, rng, tensor, unknown
-from compat.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, KnownFailure, Optimized
+from compat.corpus.make import const, model, randn, rng, tensor, unknown
 
 C_IN, C_OUT, H, W = 3, 4, 6, 6
 EPSILON = 1e-5

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from compat.build import model, randn, tensor, unknown
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import model, randn, tensor, unknown
 
 X_SHAPE = (2, 6)
 SPLIT = [2, 4]

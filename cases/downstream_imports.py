@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compat.build import stand_in
-from compat.case import Case, CustomCheck
+from compat.core.case import Case, CustomCheck
+from compat.corpus.make import stand_in
 
 IMPORTS = CustomCheck(
     name="downstream_imports",

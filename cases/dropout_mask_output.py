@@ -28,8 +28,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import Case, Optimized
+from compat.core.case import Case, Optimized
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 SHAPE = (2, 3, 4)
 FILL = np.float32(-7.0)

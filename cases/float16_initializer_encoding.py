@@ -32,8 +32,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from compat.build import model, randn, rng, tensor, unknown
-from compat.case import Case, Optimized
+from compat.core.case import Case, Optimized
+from compat.corpus.make import model, randn, rng, tensor, unknown
 
 SPECIALS = [0.0, -0.0, 1.0, -1.0, 1 / 3, -2.5, 2.0**-24, -(2.0**-24)]
 SPECIALS += [2.0**-14, -1023 * 2.0**-24, 65504.0, -65504.0, np.inf, -np.inf, np.nan, -0.125]

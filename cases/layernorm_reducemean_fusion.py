@@ -42,8 +42,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import const, model, randn, rng, tensor, unknown
-from compat.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, KnownFailure, Optimized
+from compat.corpus.make import const, model, randn, rng, tensor, unknown
 
 SHAPE = (2, 4, 8)
 EPSILON = 1e-5

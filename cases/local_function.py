@@ -37,8 +37,8 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, helper
 
-from compat.build import IR_VERSION, OPSET, const, randn, rng, tensor, unknown
-from compat.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, KnownFailure, Optimized
+from compat.corpus.make import IR_VERSION, OPSET, const, randn, rng, tensor, unknown
 
 DOMAIN = "compat.local"
 ALPHA = 0.2

@@ -24,8 +24,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import const, model, tensor
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import const, model, tensor
 
 V0 = np.array([0.5, 1.0], dtype=np.float32)
 LIMIT = 9.0  # the loop runs while sum(v) < LIMIT

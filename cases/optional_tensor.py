@@ -38,8 +38,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 SHAPE = [2, 3]
 

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from onnx import helper, numpy_helper
 
-from compat.build import model, randn, tensor, unknown
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import model, randn, tensor, unknown
 
 PADS = [0, 1, 1, 0, 1, 1]  # begin of axes 0..2, then end of axes 0..2
 LINK = "https://github.com/microsoft/onnxscript/pull/3201"

@@ -41,8 +41,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 X_SHAPE = (2, 3)
 #: the check a raising onnxruntime fails; the annotation checks then observe with the

@@ -30,8 +30,8 @@ from typing import NamedTuple
 import numpy as np
 from onnx import helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 MERGE_LINK = "https://github.com/microsoft/onnxruntime/issues/28449"
 

@@ -43,8 +43,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import BUILTIN_CHECKS, Case, CustomCheck, Dim, KnownFailure
+from compat.core.case import BUILTIN_CHECKS, Case, CustomCheck, Dim, KnownFailure
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 X_SHAPE = (1, 2, 2, 3)
 SIZES: list[Dim] = [1, 2, 4, 6]  # twice the spatial dims: each pixel repeats 2x2

@@ -20,8 +20,8 @@ from typing import NamedTuple
 import numpy as np
 from onnx import helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, KnownFailure, Optimized
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 SYMBOLIC: list[int | str] = ["N", 3, 4, "M"]
 RUN_SHAPE = (2, 3, 4, 5)  # N=2, M=5 in the real run

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from compat.build import model, randn, tensor, unknown
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import model, randn, tensor, unknown
 
 SHAPE = (2, 6)
 PARTS = 3

@@ -23,8 +23,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import const, model, randn, tensor, unknown
-from compat.case import Case, KnownFailure
+from compat.core.case import Case, KnownFailure
+from compat.corpus.make import const, model, randn, tensor, unknown
 
 SHAPE = (1, 3, 1, 4)
 AXES = np.array([0, 2], dtype=np.int64)

@@ -20,8 +20,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import model, randn, tensor
-from compat.case import Case
+from compat.core.case import Case
+from compat.corpus.make import model, randn, tensor
 
 FIRST_IR, FIRST_OPSET = 7, 13
 CHECKS = ("checker", "reference", "ort_run")

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compat.build import stand_in
-from compat.case import Case, CustomCheck
+from compat.core.case import Case, CustomCheck
+from compat.corpus.make import stand_in
 
 WRITES_AND_READS = CustomCheck(
     name="default_model_loads",

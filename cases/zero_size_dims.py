@@ -45,8 +45,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.build import const, model, randn, rng, tensor, unknown
-from compat.case import Case, Dim, KnownFailure, Optimized
+from compat.core.case import Case, Dim, KnownFailure, Optimized
+from compat.corpus.make import const, model, randn, rng, tensor, unknown
 
 Arrays = dict[str, np.ndarray]
 

@@ -10,16 +10,16 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "Case": "compat.case",
-    "CustomCheck": "compat.case",
-    "KnownFailure": "compat.case",
-    "Optimized": "compat.case",
-    "CellRecord": "compat.outcomes",
-    "CellState": "compat.outcomes",
-    "CheckResult": "compat.outcomes",
-    "Outcome": "compat.outcomes",
-    "Report": "compat.report",
-    "read_json": "compat.report",
+    "Case": "compat.core.case",
+    "CustomCheck": "compat.core.case",
+    "KnownFailure": "compat.core.case",
+    "Optimized": "compat.core.case",
+    "CellRecord": "compat.core.outcomes",
+    "CellState": "compat.core.outcomes",
+    "CheckResult": "compat.core.outcomes",
+    "Outcome": "compat.core.outcomes",
+    "Report": "compat.core.report",
+    "read_json": "compat.core.report",
     "check_run": "compat.cell.observe",
 }
 

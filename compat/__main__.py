@@ -1,7 +1,7 @@
-"""`python -m compat`: the host command line (compat/cli.py)."""
+"""`python -m compat`: the host command line (compat/cli/main.py)."""
 
 import sys
 
-from compat.cli import main
+from compat.cli.main import main
 
 sys.exit(main())

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from compat.build import const, model, tensor
-from compat.case import Case, CustomCheck, Optimized
-from compat.corpus import write_case
+from compat.core.case import Case, CustomCheck, Optimized
+from compat.corpus.discover import write_case
+from compat.corpus.make import const, model, tensor
 
 HOSTILE = str(Path(__file__).with_name("data") / "hostile_checks.py")
 
@@ -101,7 +101,7 @@ def buried(
     [2, 3], with ReduceSum(joined) added into its middle, so the construct is neither
     first nor last; `exposed` values (name: shape) are graph outputs too (a wrong shape
     of an empty tensor shows only there). Returns (model, feeds)."""
-    from compat.build import randn
+    from compat.corpus.make import randn
 
     kinds = ("Relu", "Add", "Mul", "Sigmoid", "Transpose")
     chain: list[Any] = []

@@ -17,7 +17,7 @@ import pytest
 
 from compat.adopt import InitOptions, init
 from compat.adopt.ci import WORKFLOW
-from compat.errors import CompatError
+from compat.core.errors import CompatError
 from tests.conftest import ROOT
 
 
@@ -45,7 +45,7 @@ def test_init_writes_what_is_missing_and_never_overwrites(tmp_path: Path) -> Non
     again = init(tmp_path, InitOptions(install="other"), _offline)
     assert {p.name: p.read_text() for p in tmp_path.iterdir() if p.is_file()} == before
     assert all("left as it is" in line for line in again[:3])
-    from compat.config import load_config
+    from compat.plan.config import load_config
 
     config = load_config(tmp_path / "pyproject.toml")  # what init writes is a valid config
     assert config.run == ('tests=pytest -q -k "not slow"',)
@@ -66,7 +66,7 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     assert "  run: tests=pytest -q tests  (--run replaces it)" in said
     assert ".gitignore: .compat/, .nox/ appended" in said  # /reports is ignored already
     assert (tmp_path / ".gitignore").read_text().startswith("/reports\n*.pyc\n# onnx-compat")
-    from compat.config import load_config
+    from compat.plan.config import load_config
 
     config = load_config(tmp_path / "pyproject.toml")
     assert (config.onnx.follows, config.onnx.pair) == (">=1.16", "1.24.4")
@@ -85,7 +85,7 @@ def test_a_declared_test_group_is_written_instead_of_a_guess(tmp_path: Path) -> 
     (tmp_path / "test" / "test_it.py").write_text("import unittest\nimport ml_dtypes\n")
     said = init(tmp_path, InitOptions(runs=["t=python -m unittest"]), INDEX.__getitem__)
     text = (tmp_path / "pyproject.toml").read_text()
-    from compat.config import load_config
+    from compat.plan.config import load_config
 
     config = load_config(tmp_path / "pyproject.toml")
     assert (config.groups, config.extras, config.requires) == (("test",), (), ())

@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from compat.adopt.axes import FALLBACK, choose_axes
-from compat.errors import CompatError
+from compat.core.errors import CompatError
 
 INDEX = {
     "onnx": ["1.12.0", "1.13.0", "1.13.1", "1.14.1", "1.16.2", "1.17.0", "1.18.0rc1"],

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from compat.build import model, tensor
 from compat.cell.inputs import generate_inputs
 from compat.cell.observe import check_run
 from compat.cell.semantics import Bindings, check_value, judge
+from compat.corpus.make import model, tensor
 
 F32 = np.float32
 

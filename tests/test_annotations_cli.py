@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compat.case import Case
 from compat.cell.annotations_cli import main
-from compat.config import load_config
-from compat.corpus import discover_cases
-from compat.envs import ensure_env
-from compat.matrix import Cell, requirements
+from compat.core.case import Case
+from compat.corpus.discover import discover_cases
+from compat.execute.envs import ensure_env
+from compat.plan.config import load_config
+from compat.plan.matrix import Cell, requirements
 from tests.conftest import ROOT
 
 SUITE = [c for c in discover_cases(ROOT / "cases").cases if c.family == "annotations"]

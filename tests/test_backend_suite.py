@@ -11,14 +11,14 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from compat.backend_suite import backend_cases
-from compat.case import Case
 from compat.cell.casedata import load_pb_data
 from compat.cell.loop import run_task
-from compat.corpus import write_case
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.case import Case
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import CaseInfo, Report
+from compat.corpus.backend_suite import backend_cases
+from compat.corpus.discover import write_case
 from compat.render.scoreboard import render_scoreboard, scoreboard_rows
-from compat.report import CaseInfo, Report
 
 FAMILY, DESCRIPTION, CASES = backend_cases()
 BY_NAME = {c.id.split(".", 1)[1]: c for c in CASES}

@@ -1,6 +1,6 @@
 """Bad configuration is exit 2 in one line naming the file, the key, the value and what
-fits (compat/config.py), and an empty release list on the command line is an error,
-never the configured axis (compat/matrix.py, compat/follow.py)."""
+fits (compat/plan/config.py), and an empty release list on the command line is an error,
+never the configured axis (compat/plan/matrix.py, compat/plan/follow.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.cli import main
-from compat.config import load_config
+from compat.cli.main import main
+from compat.plan.config import load_config
 from tests.conftest import ROOT
 
 ONNX = '[tool.compat.onnx]\nversions = ["1.18.0", "1.21.0"]\npair = "1.24.4"\n'

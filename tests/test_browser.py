@@ -28,10 +28,10 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import CaseInfo, Report, read_json
 from compat.render.html import COLOURS, SQUARE_COLOURS, render_html
 from compat.render.scoreboard import render_scoreboard_html
-from compat.report import CaseInfo, Report, read_json
 from tests.helpers import start_chromium
 from tests.test_report import ready, sample_report
 

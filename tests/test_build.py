@@ -1,4 +1,4 @@
-"""compat.build's data and shape helpers: what the family modules build their cases with."""
+"""compat.corpus.make's data and shape helpers: what the family modules build their cases with."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 import pytest
 
-from compat.build import model, randn, rng, tensor, unknown
+from compat.corpus.make import model, randn, rng, tensor, unknown
 
 
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3), (1, 3, 4, 5), (0, 4)])

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from compat import cellcode
-from compat.cache import ResultCache, result_key
-from compat.case import Case, CustomCheck, Optimized
 from compat.cell.loop import run_task
-from compat.corpus import CaseFiles, write_case
-from compat.outcomes import CellRecord, CellState
+from compat.core.case import Case, CustomCheck, Optimized
+from compat.core.outcomes import CellRecord, CellState
+from compat.corpus.discover import CaseFiles, write_case
+from compat.state import cellcode
+from compat.state.cache import ResultCache, result_key
 from tests.helpers import add_one_case, add_one_model
 
 PACKAGES = {"onnx": "1.23.2", "onnxruntime": "1.24.4", "numpy": "2.4.6", "protobuf": "7.36.2"}
@@ -277,7 +277,7 @@ def test_a_cache_opened_only_to_write_parses_nothing_until_it_has_grown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`--fresh` reads no result back; it still writes each one, replacing the old."""
-    import compat.cache
+    import compat.state.cache
 
     passed = {"case": "c", "check": "checker", "outcome": "pass", "phase": "", "detail": "",
               "seconds": 0.1}  # fmt: skip
@@ -289,6 +289,6 @@ def test_a_cache_opened_only_to_write_parses_nothing_until_it_has_grown(
     assert ResultCache(tmp_path / "cache").get("k") == passed
     with cache.path.open("a") as f:
         f.write((json.dumps({"key": "k", "record": passed}) + "\n") * 10)
-    monkeypatch.setattr(compat.cache, "WRITE_ONLY_COMPACTION", 5)
+    monkeypatch.setattr(compat.state.cache, "WRITE_ONLY_COMPACTION", 5)
     ResultCache(tmp_path / "cache", read=False)
     assert len(cache.path.read_text().splitlines()) == 1

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from compat.build import model, tensor
-from compat.case import Optimized
 from compat.cell.compare import compare_outputs
 from compat.cell.gates import model_opset
 from compat.cell.loop import run_task
 from compat.cell.session import ort_limits
+from compat.core.case import Optimized
+from compat.corpus.make import model, tensor
 from tests.helpers import add_one_case, add_one_model, case_dir, hostile_case
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compat.cli import main
+from compat.cli.main import main
 from tests.conftest import ROOT
 
 

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from compat.case import Case, KnownFailure
-from compat.cli import build_parser
-from compat.config import load_config
-from compat.envs import resolver_reason
-from compat.errors import ConfigError, UsageError
-from compat.known import classify
-from compat.matrix import Cell, expand, parse_axis, parse_pin, parse_version_list, select_cells
-from compat.outcomes import CheckResult, Outcome
-from compat.steps import load_corpus
+from compat.cli.main import build_parser
+from compat.core.case import Case, KnownFailure
+from compat.core.errors import ConfigError, UsageError
+from compat.core.outcomes import CheckResult, Outcome
+from compat.corpus.known import classify
+from compat.execute.envs import resolver_reason
+from compat.plan.config import load_config
+from compat.plan.matrix import Cell, expand, parse_axis, parse_pin, parse_version_list, select_cells
+from compat.workflow.steps import load_corpus
 from tests.conftest import ROOT
 
 CONFIG = load_config(ROOT / "pyproject.toml")
@@ -302,7 +302,7 @@ def test_the_resolver_s_reason_names_the_requirement_it_really_clashes_with() ->
 
 
 def test_a_preview_name_beside_junk_is_an_error_before_the_index_is_asked() -> None:
-    from compat.follow import previews
+    from compat.plan.follow import previews
 
     with pytest.raises(UsageError, match="'newest' is not a version"):
         previews("weekly,newest")
@@ -312,7 +312,7 @@ def test_a_preview_name_beside_junk_is_an_error_before_the_index_is_asked() -> N
 def test_an_axis_that_follows_the_index_is_one_release_per_minor_recorded_for_offline(
     tmp_path: Path,
 ) -> None:
-    from compat.follow import follow, newest_per_minor
+    from compat.plan.follow import follow, newest_per_minor
 
     assert newest_per_minor(["1.20.0", "1.20.1", "1.21.0rc1", "1.21.0", "1.19.2", "1.9.0"]) == (
         "1.9.0", "1.19.2", "1.20.1", "1.21.0",
@@ -334,7 +334,7 @@ def test_an_axis_that_follows_the_index_is_one_release_per_minor_recorded_for_of
 
 @pytest.mark.envs
 def test_an_axis_that_follows_the_index_resolves_from_the_real_index(tmp_path: Path) -> None:
-    from compat.follow import follow
+    from compat.plan.follow import follow
 
     config = load_config(write(tmp_path, MINIMAL.replace('["1.18.0", "1.21.0"]', '">=1.20,<1.22"')))
     resolved, _ = follow(config, tmp_path / "state")
@@ -347,7 +347,7 @@ def test_an_axis_may_come_from_another_index_and_its_cells_install_from_it(
 ) -> None:
     """onnxruntime nightlies live on another index; this machine cannot reach one, so
     the test checks what uv is asked, not an install."""
-    from compat.envs import install_args
+    from compat.execute.envs import install_args
 
     extra = (
         "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/ORT-Nightly/pypi/simple/"

@@ -9,12 +9,12 @@ import onnxruntime
 import pytest
 
 from compat.cell.loop import run_task
-from compat.corpus import discover_cases, select_cases, write_case
-from compat.errors import ConfigError
-from compat.known import classify
-from compat.matrix import Cell
-from compat.outcomes import CheckResult, Outcome
-from compat.versions import in_range
+from compat.core.errors import ConfigError
+from compat.core.outcomes import CheckResult, Outcome
+from compat.core.versions import in_range
+from compat.corpus.discover import discover_cases, select_cases, write_case
+from compat.corpus.known import classify
+from compat.plan.matrix import Cell
 from tests.conftest import ROOT
 
 CORPUS = discover_cases(ROOT / "cases")

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from compat.case import CHECK_TITLES
-from compat.cli import main
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.cli.main import main
+from compat.core.case import CHECK_TITLES
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import CaseInfo, Report, write_json
 from compat.render.docs import render_docs
 from compat.render.docs_pages import MAX_COLUMNS, check_anchors, family_page, family_pages
 from compat.render.grid import Row, build_tables, verdict
 from compat.render.outputs import DOCS, Style, render_files
-from compat.report import CaseInfo, Report, write_json
 from tests.test_report import check_golden, sample_report
 
 ONNX = ("1.14.1", "1.15.0", "1.16.2", "1.17.0", "1.18.0", "1.19.1", "1.20.1", "1.21.0",

@@ -10,12 +10,12 @@ import onnx
 import pytest
 from onnx import helper
 
-from compat.build import model, tensor
-from compat.case import KnownFailure
 from compat.cell.loop import run_task
-from compat.corpus import write_case
-from compat.dropin import load_dropins
-from compat.errors import ConfigError
+from compat.core.case import KnownFailure
+from compat.core.errors import ConfigError
+from compat.corpus.discover import write_case
+from compat.corpus.dropin import load_dropins
+from compat.corpus.make import model, tensor
 from tests.conftest import ROOT
 from tests.helpers import add_one_model
 
@@ -333,7 +333,7 @@ def grid_sample(size: int) -> onnx.ModelProto:
 def test_a_slow_reference_evaluator_is_a_skip_naming_its_time_and_decides_nothing_else(
     tmp_path: Path, shared_state: Path
 ) -> None:
-    from compat.cli import main
+    from compat.cli.main import main
 
     models = tmp_path / "slow"
     models.mkdir()

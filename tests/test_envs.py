@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from compat.cli import main
-from compat.envs import env_python, find_uv
+from compat.cli.main import main
+from compat.execute.envs import env_python, find_uv
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.envs

@@ -8,19 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from compat.cli import main
-from compat.corpus import discover_cases
-from compat.errors import ConfigError, UsageError
-from compat.render.families import (
-    END,
-    START,
-    FamilyRow,
-    families_drift,
-    family_rows,
-    parse_row,
-    render_block,
-    splice,
-)
+from compat.cli.main import main
+from compat.core.errors import ConfigError, UsageError
+from compat.core.family import FamilyRow, parse_row
+from compat.corpus.discover import discover_cases
+from compat.corpus.families import family_rows
+from compat.render.families import END, START, families_drift, render_block, splice
 from tests.conftest import ROOT
 
 README = ROOT / "README.md"
@@ -33,7 +26,9 @@ def _block(text: str) -> str:
 
 def test_the_committed_readme_is_in_sync_with_the_docstrings() -> None:
     assert START in README.read_text() and END in README.read_text()
-    assert families_drift(README, CASES) is None, "run `nox -s report` and commit README.md"
+    assert families_drift(README, family_rows(CASES), str(CASES)) is None, (
+        "run `nox -s report` and commit README.md"
+    )
 
 
 def test_the_table_names_every_family_discover_cases_finds() -> None:
@@ -101,7 +96,7 @@ def test_a_new_family_gets_a_row_and_the_count_follows(project: Path) -> None:
     cases = project / "cases"
     source = (cases / "pad_pads_from_constant.py").read_text()
     (cases / "pad_copy.py").write_text(source.replace("pad_pads_from_constant.", "pad_copy."))
-    stale = families_drift(project / "README.md", cases)
+    stale = families_drift(project / "README.md", family_rows(cases), str(cases))
     assert stale is not None
     total = len(discover_cases(cases).families)
     assert "+| `pad_copy` | pads = `Constant(value_ints=…)` |" in stale

@@ -16,20 +16,21 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from compat.backend_suite import FAMILY as SUITE
+from compat.core.family import FamilyRow
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import CaseInfo, Report
+from compat.corpus.backend_suite import FAMILY as SUITE
 from compat.followup.triage.command import Triaged
 from compat.followup.triage.findings import Finding
-from compat.matrix import Cell
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
-from compat.render.families import FamilyRow, render_block
+from compat.followup.triage.report import finding_markdown
+from compat.plan.matrix import Cell
+from compat.render.families import render_block
 from compat.render.outputs import RENDERERS, Style, files
 from compat.render.spellings import render_spellings
 from compat.render.terminal import closing_line, render_grid, render_summary, render_unexpected
 from compat.render.text import md_code, md_fence, md_link, md_text, printable, safe_link
-from compat.render.triage import finding_markdown
 from compat.render.writer_reader import CASE as WR_CASE
 from compat.render.writer_reader import CHECK as WR_CHECK
-from compat.report import CaseInfo, Report
 from tests.helpers import start_chromium
 from tests.test_report import ready
 
@@ -251,7 +252,7 @@ def test_a_triage_report_is_inert(tmp_path: Path) -> None:
 
 
 def test_a_fenced_model_text_cannot_be_closed_by_a_name() -> None:
-    from compat.render.triage import model_text
+    from compat.followup.triage.report import model_text
 
     fenced = md_fence(model_text(hostile_model()))
     fence = fenced.split("\n", 1)[0]

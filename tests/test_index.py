@@ -1,4 +1,4 @@
-"""What the package index offers (compat/index.py): an axis with its own `index-url`
+"""What the package index offers (compat/plan/index.py): an axis with its own `index-url`
 lists its releases from that index (PEP 691's JSON simple API), never from PyPI."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.errors import CompatError
-from compat.index import releases
+from compat.core.errors import CompatError
+from compat.plan.index import releases
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Ctrl-C and CI cancels (compat/interrupt.py): the first SIGINT or SIGTERM kills the
+"""Ctrl-C and CI cancels (compat/execute/interrupt.py): the first SIGINT or SIGTERM kills the
 workers, keeps every finished result, writes the cells done and exits 128 + the signal;
 a rerun computes the rest (real host process, real cells)."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compat.build import model, tensor
+from compat.corpus.make import model, tensor
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.envs, pytest.mark.subprocess]
@@ -80,7 +80,7 @@ def test_an_allocation_bomb_is_a_crash_at_the_memory_limit_and_its_neighbours_un
     import onnx
     from onnx import helper, numpy_helper
 
-    from compat.cli import main
+    from compat.cli.main import main
 
     folder = tmp_path / "bombs"
     folder.mkdir()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from compat.case import KnownFailure
-from compat.known import classify
-from compat.matrix import Cell
-from compat.outcomes import CheckResult, Outcome
+from compat.core.case import KnownFailure
+from compat.core.outcomes import CheckResult, Outcome
+from compat.corpus.known import classify
+from compat.plan.matrix import Cell
 from compat.render.grid import summarize
 from tests.helpers import add_one_case
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compat.cli import build_parser, main
-from compat.followup.repro import repro_command
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
-from compat.report import CaseInfo, Report, read_json
-from compat.steps import finish, run_options
+from compat.cli.main import build_parser, main
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.printed import repro_command
+from compat.core.report import CaseInfo, Report, read_json
+from compat.workflow.steps import finish, run_options
 from tests.conftest import ROOT
 
 CELL = CellRecord("onnx1.23.2-ort1.24.4", "1.23.2", "1.24.4", CellState.READY)
@@ -32,8 +32,8 @@ WRONG_ORACLE = '''"""A deliberately wrong oracle: y = x + 1 judged against x + 2
 import numpy as np
 from onnx import helper
 
-from compat.build import const, model, tensor
-from compat.case import Case
+from compat.corpus.make import const, model, tensor
+from compat.core.case import Case
 
 
 def cases():
@@ -138,7 +138,7 @@ def test_the_terminal_summary_prints_the_command_with_the_run_s_options() -> Non
 def printed_commands(shared_state: Path, out: Path, args: list[str]) -> list[str]:
     """Runs the matrix for real and returns the repro commands its summary prints.
 
-    The options are recorded in the report by `compat.steps.run_options`; until the
+    The options are recorded in the report by `compat.workflow.steps.run_options`; until the
     matrix command itself stores them (`report.run["options"]`), they are added here
     from the same parsed arguments before the summary is printed again."""
     common = [
@@ -239,10 +239,11 @@ def test_a_drop_in_failure_reproduces_from_its_printed_command(
 
 
 def test_the_repro_command_of_a_weekly_cell_pins_onnx_weekly_and_rebuilds_the_same_cell() -> None:
-    from compat.config import load_config
-    from compat.followup.repro import parse_pins, repro_cell, repro_command
-    from compat.matrix import expand
-    from compat.outcomes import CellRecord, CellState
+    from compat.core.outcomes import CellRecord, CellState
+    from compat.core.printed import repro_command
+    from compat.followup.repro import parse_pins, repro_cell
+    from compat.plan.config import load_config
+    from compat.plan.matrix import expand
 
     config = load_config(ROOT / "pyproject.toml")
     version = "1.24.0.dev20261026"

@@ -1,4 +1,4 @@
-"""The user's project as the cells install it (compat/project.py): its wheel's
+"""The user's project as the cells install it (compat/execute/project.py): its wheel's
 dependencies per extra, its dependency groups, what its build reads, and real builds
 with its own backend (a dynamic version in a plain folder, a project that cannot build)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.errors import UsageError
-from compat.project import (
+from compat.core.errors import UsageError
+from compat.execute.project import (
     BuildError,
     Built,
     build,

@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compat.cli import main
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.cli.main import main
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import CaseInfo, Report, read_json, write_json
 from compat.render.docs import render_docs
 from compat.render.grid import build_tables, link_label, verdict
 from compat.render.html import page_data, render_html
 from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
 from compat.render.terminal import render_grid, render_summary, render_unexpected
-from compat.report import CaseInfo, Report, read_json, write_json
 from tests.conftest import ROOT
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -130,7 +130,7 @@ def test_the_terminal_summary_of_the_default_run_fits_a_screen(
 ) -> None:
     """The committed default run (docs/matrix.json.gz: 27 cells, 151 cases): at most 60
     lines, none over 120 characters, the family × release grid first."""
-    from compat.steps import finish
+    from compat.workflow.steps import finish
 
     report = read_json(ROOT / "docs" / "matrix.json.gz")
     finish(report, [Path("reports/matrix.json"), Path("reports/matrix.md")])

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from compat import cellcode
-from compat.case import KnownFailure
 from compat.cell.loop import run_task
-from compat.known import classify
-from compat.matrix import Cell
-from compat.outcomes import CheckResult, Outcome
-from compat.reruns import judge_runs, rerun
-from compat.runner import Task, run_worker
+from compat.core.case import KnownFailure
+from compat.core.outcomes import CheckResult, Outcome
+from compat.corpus.known import classify
+from compat.execute.reruns import judge_runs, rerun
+from compat.execute.worker import Task, run_worker
+from compat.plan.matrix import Cell
+from compat.state import cellcode
 from tests.helpers import add_one_case, case_dir, hostile_case
 
 
@@ -107,11 +107,11 @@ def test_a_crash_or_a_stall_once_is_never_kept_and_the_next_plain_run_is_clean(
 ) -> None:
     """A worker killed once (as the OOM killer does), or stalled past the timeout once, is
     `flaky` in that run, and neither cached nor remembered: the next run computes it."""
-    from compat.config import load_config
-    from compat.corpus import Corpus
-    from compat.matrix import expand
-    from compat.progress import Progress
-    from compat.run import Settings, run_matrix
+    from compat.corpus.discover import Corpus
+    from compat.execute.progress import Progress
+    from compat.execute.run import Settings, run_matrix
+    from compat.plan.config import load_config
+    from compat.plan.matrix import expand
     from tests.conftest import ROOT
 
     plan = expand(load_config(ROOT / "pyproject.toml"), ("1.23.2",), ("1.24.4",), cross=True)
@@ -140,7 +140,7 @@ def test_after_a_sigkill_of_the_host_every_finished_result_is_served_from_the_ca
     import subprocess
     import time
 
-    from compat.cache import ResultCache
+    from compat.state.cache import ResultCache
     from tests.conftest import ROOT
 
     cache = tmp_path / "cache"

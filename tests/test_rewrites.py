@@ -10,8 +10,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from compat.corpus import discover_cases
-from compat.rewrites import CATALOGUE, Rewrite
+from compat.corpus.discover import discover_cases
+from compat.corpus.rewrites import CATALOGUE, Rewrite
 from tests.conftest import ROOT
 
 CASES = [c for c in discover_cases(ROOT / "cases").cases if c.inputs and c.expected]
@@ -87,7 +87,7 @@ def test_no_rewrite_applies_to_a_model_without_its_construct() -> None:
 def test_the_common_twins_rewritten_are_the_seed_rare_forms() -> None:
     """value_ints pads, Split(x, "") and Squeeze(x, "") come out of their common twins."""
     by_id = {c.id: c for c in discover_cases(ROOT / "cases").cases}
-    from compat.rewrites import BY_NAME
+    from compat.corpus.rewrites import BY_NAME
 
     pads = BY_NAME["constant_value_attributes"].function(
         by_id["pad_pads_from_constant.tensor"].model
@@ -125,7 +125,7 @@ def test_variants_of_models_nobody_here_wrote_pass_the_checker_where_the_origina
 ) -> None:
     import json
 
-    from compat.cli import main
+    from compat.cli.main import main
 
     assert main(["variants", str(path), "--out", str(tmp_path)]) == 0
     listed = json.loads((tmp_path / "variants.json").read_text())
@@ -152,9 +152,9 @@ def test_mutate_rediscovers_the_seed_findings_from_the_common_twins_alone(
     release, and float16 in int32_data agrees with raw_data."""
     import json
 
-    from compat.cli import main
+    from compat.cli.main import main
+    from compat.core.report import read_json
     from compat.render.spellings import breaking_spellings
-    from compat.report import read_json
 
     twins = ("pad_pads_from_constant.*,split_empty_split.opset18.*,"
              "squeeze_empty_axes.omitted,squeeze_empty_axes.empty_name,"

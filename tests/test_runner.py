@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compat import cellcode
-from compat.runner import ResultsFile, Task, run_worker
+from compat.execute.worker import ResultsFile, Task, run_worker
+from compat.state import cellcode
 from tests.helpers import case_dir, hostile_case
 
 STDLIB = set(sys.stdlib_module_names)
@@ -153,7 +153,7 @@ def test_every_builtin_check_runs_in_a_real_cell_process(tmp_path: Path) -> None
     case runs to a verdict; a check's parts combined are the check run whole."""
     from compat.cell.checks import BY_NAME, PARTS, tasks_of
     from compat.cell.parts import combine
-    from compat.corpus import discover_cases, write_case
+    from compat.corpus.discover import discover_cases, write_case
 
     corpus = discover_cases(Path(cellcode.ROOT) / "cases")
     (case,) = [c for c in corpus.cases if c.id == "annotations.anonymous_dims"]

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from compat.cli import main
-from compat.config import load_config
-from compat.errors import UsageError
+from compat.cli.main import main
+from compat.core.errors import UsageError
+from compat.core.report import write_json
 from compat.followup.bisection import bisect
 from compat.followup.repro import parse_pins, repro_cell
-from compat.matrix import expand, parse_shard, select_shard
-from compat.merge import merge
-from compat.report import write_json
+from compat.plan.config import load_config
+from compat.plan.matrix import expand, parse_shard, select_shard
+from compat.state.merge import merge
 from tests.conftest import ROOT
 from tests.test_report import sample_report
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from compat import cellcode
-from compat.cache import ResultCache
-from compat.cli import main
-from compat.corpus import write_case
-from compat.envs import env_python, find_uv
-from compat.memo import recall, remember
-from compat.report import Report
+from compat.cli.main import main
+from compat.core.report import Report
+from compat.corpus.discover import write_case
+from compat.execute.envs import env_python, find_uv
+from compat.state import cellcode
+from compat.state.cache import ResultCache
+from compat.state.memo import recall, remember
 from tests.conftest import ROOT
 from tests.helpers import add_one_case
 

@@ -20,12 +20,12 @@ from xml.etree import ElementTree
 
 import pytest
 
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import CaseInfo, Report
 from compat.render.outputs import RENDERERS, Style
 from compat.render.scoreboard import scoreboard_rows
 from compat.render.summary import STATES, summarize
 from compat.render.svg import COLOURS, NAMES, heatmap_svg, passrate_svg
-from compat.report import CaseInfo, Report
 from tests.helpers import start_chromium
 from tests.test_docs_pages import default_matrix
 from tests.test_report import sample_report

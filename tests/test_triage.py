@@ -21,10 +21,10 @@ import onnx
 import pytest
 from onnx import helper
 
-from compat.build import randn
+from compat.core.outcomes import CheckResult, Outcome
+from compat.corpus.make import randn
 from compat.followup.triage.findings import findings_of, same_way, signature
-from compat.matrix import Cell, Plan
-from compat.outcomes import CheckResult, Outcome
+from compat.plan.matrix import Cell, Plan
 from tests.conftest import ROOT
 from tests.helpers import buried, hostile_case
 
@@ -82,7 +82,7 @@ def _save(folder: Path, name: str, built: tuple[onnx.ModelProto, dict[str, np.nd
 
 
 def _triage(path: Path, state: Path, out: Path, *args: str) -> dict[str, Any]:
-    from compat.cli import main
+    from compat.cli.main import main
 
     code = main(["triage", str(path), "--config", str(ROOT / "pyproject.toml"),
                  "--state-dir", str(state), "--out", str(out), *args])  # fmt: skip
@@ -254,11 +254,11 @@ def test_a_model_that_behaves_the_same_everywhere_has_no_findings(
 def test_the_served_worker_survives_a_crash_and_a_hang(tmp_path: Path, shared_state: Path) -> None:
     """A candidate that kills the worker is a crash, one that stalls a timeout; the next
     task runs in a fresh worker, and tasks in a healthy worker share one process."""
-    from compat.config import load_config
-    from compat.corpus import write_case
-    from compat.envs import ensure_env
-    from compat.matrix import make_cell
-    from compat.served import ServedWorker
+    from compat.corpus.discover import write_case
+    from compat.execute.envs import ensure_env
+    from compat.execute.served import ServedWorker
+    from compat.plan.config import load_config
+    from compat.plan.matrix import make_cell
 
     config = load_config(ROOT / "pyproject.toml")
     env = ensure_env(make_cell(config, "1.21.0", "1.24.4"), shared_state / "envs")

@@ -24,13 +24,13 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from compat.build import const, model, tensor
 from compat.cell.annotations_cli import main as annotations_main
 from compat.cell.loop import run_task
 from compat.cell.untrusted import model_tensors
-from compat.corpus import write_case
-from compat.dropin import load_dropins
-from compat.errors import ConfigError, UsageError
+from compat.core.errors import ConfigError, UsageError
+from compat.corpus.discover import write_case
+from compat.corpus.dropin import load_dropins
+from compat.corpus.make import const, model, tensor
 from compat.followup.triage.command import load_case
 from tests.conftest import ROOT
 
@@ -311,7 +311,7 @@ def test_a_model_onnx_saved_with_external_data_is_accepted(tmp_path: Path) -> No
 def test_triage_variants_and_annotations_refuse_it_too(
     folders: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from compat.cli import main
+    from compat.cli.main import main
 
     models, secret = folders
     path = write(models, "sparse initializer values", str(secret))
@@ -336,7 +336,7 @@ TRACED = "openat,execve,clone,clone3,fork,vfork"
 
 
 def oldest_cell() -> tuple[str, str]:
-    from compat.config import load_config
+    from compat.plan.config import load_config
 
     config = load_config(ROOT / "pyproject.toml")
     return min(config.onnx.versions, key=lambda v: tuple(map(int, v.split(".")))), config.onnx.pair

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from compat.cli import main
-from compat.errors import UsageError
-from compat.usercommand import command_cases, parse_run
+from compat.cli.main import main
+from compat.core.errors import UsageError
+from compat.corpus.usercommand import command_cases, parse_run
 from tests.conftest import ROOT
 
 GATE = 'gate=python -c "import onnx, sys; sys.exit(onnx.__version__ < \\"1.21\\")"'

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from compat.errors import CompatError
-from compat.follow import newest_per_minor
-from compat.versions import in_range
+from compat.core.errors import CompatError
+from compat.core.versions import in_range
+from compat.plan.follow import newest_per_minor
 
 #: the ranges an axis follows when the project declares none
 DEFAULT_RANGES = {"onnx": ">=1.14", "onnxruntime": ">=1.17"}
@@ -63,7 +63,7 @@ def choose_axes(
     Args:
         ranges: the project's declared ranges (`declared_ranges`); a package it does not
             declare, or declares without a range, gets DEFAULT_RANGES.
-        releases: the index's releases with a wheel for this Python (compat.index).
+        releases: the index's releases with a wheel for this Python (compat.plan.index).
     """
     spec = {p: ranges.get(p) or DEFAULT_RANGES[p] for p in OTHER}
     declared = {p: bool(ranges.get(p)) for p in OTHER}

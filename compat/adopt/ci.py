@@ -2,7 +2,7 @@
 (`onnx-compat plan --json --shards N`), runs one shard per job (`onnx-compat matrix
 --shard K/N`), merges them (`onnx-compat merge`) into the report one job would write,
 uploads it and puts the terminal summary on the run's page. The workflow is a file:
-compat/templates/github-workflow.yml."""
+compat/resources/github-workflow.yml."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat.versions import in_range
+from compat.core.versions import in_range
 
 #: the names a project's test dependencies go by, as a dependency group or an extra
 TEST_SETS = ("test", "tests", "testing", "dev")

@@ -1,18 +1,19 @@
 """The files `init` writes or extends, never overwriting: the templates it fills in
-(compat/templates/) and the `.gitignore` entries."""
+(compat/resources/) and the `.gitignore` entries."""
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
+
+from compat import resources
 
 #: what a run leaves in the project: state (environments, cache), reports, nox's venvs
 IGNORED = (".compat/", "reports/", ".nox/")
 
 
 def template(name: str) -> str:
-    """The text of compat/templates/NAME."""
-    return (files("compat") / "templates" / name).read_text()
+    """The text of compat/resources/NAME."""
+    return resources.text(name)
 
 
 def toml_list(values: list[str]) -> str:

@@ -33,8 +33,8 @@ from compat.adopt.guess import (
     suite_command,
 )
 from compat.adopt.sessions import session_python, write_noxfile
-from compat.errors import UsageError
-from compat.index import releases as index_releases
+from compat.core.errors import UsageError
+from compat.plan.index import releases as index_releases
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def read_tests(project: Path, pyproject: dict[str, Any], runs: list[str]) -> Sui
 
 
 def tool_compat(cases_dirs: list[str], tests: SuiteSetup, axes_toml: dict[str, str]) -> str:
-    """The `[tool.compat]` section: compat/templates/tool_compat.toml filled in."""
+    """The `[tool.compat]` section: compat/resources/tool_compat.toml filled in."""
     filled = {
         "RUN": toml_list(tests.runs),
         "CASES_DIRS": toml_list(cases_dirs),

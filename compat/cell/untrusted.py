@@ -14,7 +14,7 @@ followed — to a regular file inside the model's folder), and its bytes read he
 and put into the model. A model that leaves here has no external data, so no cell
 opens any file beside it.
 
-Used by the host (compat/dropin.py: matrix, triage, variants) and by the
+Used by the host (compat/corpus/dropin.py: matrix, triage, variants) and by the
 annotations CLI, which also runs inside cells: stdlib and onnx only, Python 3.9.
 """
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from compat.errors import UsageError
+from compat.core.errors import UsageError
 
 #: Outcomes that mean "the bug is there" vs "it is not", whatever the known-bug data says.
 SAME = {"xfail": "fail", "xpass": "pass"}

@@ -6,16 +6,17 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from compat.config import load_config
-from compat.corpus import write_case
-from compat.errors import UsageError
+from compat.core.errors import UsageError
+from compat.core.outcomes import CellState
+from compat.core.versions import version_key
+from compat.corpus.discover import write_case
+from compat.execute.run import run_cell
 from compat.followup.bisection import bisect
 from compat.followup.repro import FAILING, parse_pins, repro_cell, write_script
-from compat.index import releases
-from compat.matrix import make_cell
-from compat.outcomes import CellState
-from compat.run import run_cell
-from compat.steps import (
+from compat.plan.config import load_config
+from compat.plan.index import releases
+from compat.plan.matrix import make_cell
+from compat.workflow.steps import (
     fixed_requirements,
     follow_axes,
     load_corpus,
@@ -23,7 +24,6 @@ from compat.steps import (
     project_config,
     settings_of,
 )
-from compat.versions import version_key
 
 
 def cmd_repro(args: argparse.Namespace) -> int:

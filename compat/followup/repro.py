@@ -6,29 +6,27 @@ import base64
 import hashlib
 import json
 import re
-import shlex
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from compat import resources
 from compat.cell import ROOT
 from compat.cell.checks import BY_NAME
-from compat.cellcode import FILES
-from compat.config import Config
-from compat.corpus import CaseFiles
-from compat.errors import UsageError
-from compat.matrix import Cell, requirements
-from compat.outcomes import CellRecord, CheckResult, Outcome
-from compat.project import parse_flag
-from compat.versions import parse_version
+from compat.core.errors import UsageError
+from compat.core.outcomes import CellRecord, CheckResult, Outcome
+from compat.core.versions import parse_version
+from compat.corpus.discover import CaseFiles
+from compat.execute.project import parse_flag
+from compat.plan.config import Config
+from compat.plan.matrix import Cell, requirements
+from compat.state.cellcode import FILES
 
 FAILING = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XFAIL})
 #: The script every repro folder gets, filled in (a real file: linted, parsed in tests).
-TEMPLATE = Path(__file__).with_name("repro_script.py")
+TEMPLATE = resources.REPRO_SCRIPT
 CUSTOM = "a check the case defines itself"
 #: How a repro folder's environment is made and run: wheels only, anywhere; or, for a
 #: project's command, in the project's folder, which pip builds (`.`) and the command uses.
@@ -95,44 +93,6 @@ def repro_cell(pins: Pins, config: Config) -> Cell:
     )
     tag = hashlib.sha256(" ".join(pins.extra).encode()).hexdigest()[:8] if pins.extra else ""
     return Cell(onnx, ort, reqs, tag, onnx_dist=pins.onnx_dist)
-
-
-def repro_command(
-    cell: CellRecord, cases: list[str], options: Mapping[str, Any] | None = None
-) -> str:
-    """`nox -s repro -- onnx==… onnxruntime==… [--cases …]`, plus the options the run
-    loaded its cases with (`report.run["options"]`, see `compat.steps.run_options`):
-    the command works as printed, drop-in models included."""
-    weekly = [r for r in cell.requirements if r.startswith("onnx-weekly==")]
-    args = [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
-    args += [  # the cell's other exact pins: extra axes (--pkg), fixed pins (--with)
-        r for r in cell.requirements
-        if "==" in r and ";" not in r
-        and r.split("==")[0] not in ("onnx", "onnxruntime", "onnx-weekly")
-    ]  # fmt: skip
-    if cases:
-        args += ["--cases", ",".join(cases)]
-    options = options or {}
-    for key in ("config", "corpus"):
-        if options.get(key):
-            args += [f"--{key}", str(options[key])]
-    families = {case.split(".", 1)[0] for case in cases}
-    for family, directory in sorted(dict(options.get("cases_dirs") or {}).items()):
-        if not cases or family in families:  # only the folders the cases come from
-            args += ["--cases-dir", str(directory)]
-    if options.get("suite"):
-        args += ["--suite", str(options["suite"])]
-    if not cases or any(case.startswith("command.") for case in cases):
-        for command in options.get("run") or []:
-            args += ["--run", str(command)]
-    if options.get("timeout") is not None:
-        args += ["--timeout", f"{float(options['timeout']):g}"]
-    for requirement in options.get("with") or []:  # ranges: exact pins are in the cell
-        if f"{requirement}".lower() not in args:
-            args += ["--with", str(requirement)]
-    if options.get("install"):
-        args += ["--install", str(options["install"])]
-    return "nox -s repro -- " + shlex.join(args)
 
 
 def project_name(cell: CellRecord) -> str:

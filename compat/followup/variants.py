@@ -1,5 +1,5 @@
 """`python -m compat variants MODEL.onnx --out DIR [--rewrites GLOB]`: every applicable
-spelling of a model (compat/rewrites.py) written beside its inputs, with a JSON list of
+spelling of a model (compat/corpus/rewrites.py) written beside its inputs, with a JSON list of
 what was rewritten where."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import onnx
 
-from compat.dropin import load_model
-from compat.errors import UsageError
-from compat.rewrites import select, variants
+from compat.core.errors import UsageError
+from compat.corpus.dropin import load_model
+from compat.corpus.rewrites import select, variants
 
 
 def cmd_variants(args: argparse.Namespace) -> int:

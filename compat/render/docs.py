@@ -8,7 +8,8 @@ legend of marks and the environment of every column.
 
 from __future__ import annotations
 
-from compat.outcomes import CellRecord
+from compat.core.outcomes import CellRecord
+from compat.core.report import Report
 from compat.render.docs_pages import (
     ASCII,
     MARKS,
@@ -23,7 +24,6 @@ from compat.render.grid import build_tables, link_label, spans, text_table
 from compat.render.summary import MEANINGS as STATE_MEANINGS
 from compat.render.summary import STATES, Since, Summary, summarize
 from compat.render.text import md_anchor, md_path, md_text
-from compat.report import Report
 
 #: A summary square's state as a mark, for the text form of the picture.
 STATE_MARKS = {"broken": "📦", "unexpected": "❌", "known": "🐞", "pass": "✅", "skip": "⏭️",

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from compat.case import CHECK_TITLES
+from compat.core.case import CHECK_TITLES
+from compat.core.report import Report
 from compat.render.grid import Row, Table, build_tables, collapse, link_label, text_table, variant
 from compat.render.grid import verdict as row_verdict
 from compat.render.text import md_anchor, md_code, md_link, md_text
-from compat.report import Report
 
 #: The index page, and the folder of family pages beside it.
 INDEX = "compatibility.md"

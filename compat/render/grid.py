@@ -10,8 +10,8 @@ from itertools import groupby
 
 import tabulate as tabulate_module
 
-from compat.outcomes import CellRecord, CellState, CheckResult
-from compat.report import Report
+from compat.core.outcomes import CellRecord, CellState, CheckResult
+from compat.core.report import Report
 
 #: How an outcome (or a broken cell's state) reads in a sentence.
 WORDS = {

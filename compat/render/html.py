@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from importlib import resources
 from typing import Any
 
-from compat.backend_suite import FAMILY as BACKEND_FAMILY
-from compat.followup.repro import repro_command
-from compat.outcomes import CellState
+from compat import resources
+from compat.core.outcomes import CellState
+from compat.core.printed import repro_command
+from compat.core.report import Report
+from compat.core.suite import FAMILY as BACKEND_FAMILY
 from compat.render.grid import Table, build_tables, column_label, link_label, spans, variant
 from compat.render.summary import MEANINGS, STATES, Since, Summary, summarize
 from compat.render.text import printable
-from compat.report import Report
 
 #: Every entry a grid cell can hold: (background, text colour). All distinct, and the
 #: text on each background reaches WCAG AA (4.5:1, checked by tests/test_browser.py).
@@ -228,5 +228,5 @@ def _printable(data: Any) -> Any:
 
 
 def _asset(name: str) -> str:
-    """A file of the page (compat/render/page/): real HTML, CSS and JavaScript files."""
-    return resources.files("compat.render").joinpath(f"page/{name}").read_text(encoding="utf-8")
+    """A file of the page (compat/resources/page/): real HTML, CSS and JavaScript files."""
+    return resources.text(f"page/{name}")

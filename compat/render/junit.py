@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from compat.followup.repro import repro_command
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.printed import repro_command
+from compat.core.report import Report
 from compat.render.text import printable
-from compat.report import Report
 
 FAILURE = {Outcome.FAIL, Outcome.XPASS, Outcome.FLAKY}
 ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}

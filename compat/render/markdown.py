@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from compat.outcomes import CellState
+from compat.core.outcomes import CellState
+from compat.core.report import Report
 from compat.render.grid import AXIS_TITLES, Row, Table, build_tables, summarize, text_table, variant
 from compat.render.text import md_address, md_code, md_text
-from compat.report import Report
 
 LEGEND = (
     "Outcomes: **pass**; **fail** (ran, result differs from the spec); **error** "

@@ -11,7 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compat.backend_suite import FAMILY as SUITE
+from compat import resources
+from compat.core.files import replace_text
+from compat.core.report import Report, write_json
+from compat.core.suite import FAMILY as SUITE
 from compat.render.docs import render_docs
 from compat.render.docs_pages import FOLDER, family_pages
 from compat.render.html import render_html
@@ -20,8 +23,6 @@ from compat.render.markdown import render_markdown
 from compat.render.scoreboard import render_scoreboard, render_scoreboard_html
 from compat.render.svg import heatmap_svg, passrate_svg
 from compat.render.writer_reader import render_writer_reader
-from compat.report import Report, write_json
-from compat.state import replace_text
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _render_key(report: Report, style: Style, names: tuple[str, ...]) -> str:
         return ""
     code = hashlib.sha256(str(digest).encode() + repr((style, names)).encode())
     folder = Path(__file__).parent
-    for path in sorted([*folder.glob("*.py"), *folder.glob("page/*")]):
+    for path in sorted([*folder.glob("*.py"), *resources.PAGE.glob("*")]):
         code.update(path.read_bytes())
     return code.hexdigest()
 

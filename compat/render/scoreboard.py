@@ -13,12 +13,12 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 
-from compat.backend_suite import FAMILY
-from compat.outcomes import CellRecord, CheckResult
+from compat.core.outcomes import CellRecord, CheckResult
+from compat.core.report import Report
+from compat.core.suite import FAMILY
+from compat.core.versions import version_key
 from compat.render.grid import text_table
 from compat.render.text import md_code, md_text
-from compat.report import Report
-from compat.versions import version_key
 
 CHECK = "ort_run"
 PASSED = {"pass", "xpass"}
@@ -180,7 +180,7 @@ def scoreboard_page_data(report: Report) -> dict[str, object]:
     """What scoreboard.html shows: the scoreboard rows, every check of the suite per
     release (passed / attempted), regressions between consecutive releases on each check,
     and the per-op table."""
-    from compat.backend_suite import CHECKS as SUITE_CHECKS
+    from compat.core.suite import CHECKS as SUITE_CHECKS
 
     releases = _releases(report)
     ready = [c for c in releases if c.state.value == "ready"]

@@ -3,10 +3,10 @@ spelling of the same case works, per release of each axis."""
 
 from __future__ import annotations
 
-from compat.outcomes import Outcome
+from compat.core.outcomes import Outcome
+from compat.core.report import Report
 from compat.render.grid import AXIS_TITLES, column_label, spans
 from compat.render.text import one_line
-from compat.report import Report
 
 #: A variant breaks where it comes out as one of these and its original passes.
 BROKEN = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT,

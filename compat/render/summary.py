@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from compat.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import Report
 from compat.render.grid import BAD, build_tables, link_label
-from compat.report import Report
 
 #: A square's state, worst first: what a reader must see before anything else.
 STATES = ("broken", "unexpected", "known", "pass", "skip", "n/a")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 
+from compat.core.report import Report
 from compat.render.scoreboard import COLUMNS, scoreboard_rows
 from compat.render.summary import MEANINGS, STATES, Summary, summarize
 from compat.render.text import xml_text
-from compat.report import Report
 
 FONT = "Helvetica, Arial, 'DejaVu Sans', 'Liberation Sans', sans-serif"
 CHAR = 0.62  # an average character's width, in ems

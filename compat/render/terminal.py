@@ -8,11 +8,11 @@ import textwrap
 from collections import Counter
 from collections.abc import Callable
 
-from compat.outcomes import CheckResult
+from compat.core.outcomes import CheckResult
+from compat.core.report import Report
 from compat.render.grid import AXIS_TITLES, build_tables, text_table, variant
 from compat.render.summary import Summary, summarize
 from compat.render.text import one_line, printable
-from compat.report import Report
 
 #: Lines stay this short: CI log viewers and 120-column terminals do not wrap them.
 WIDTH = 120

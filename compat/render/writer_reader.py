@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from compat.core.report import Report
+from compat.core.versions import version_key
 from compat.render.docs_pages import MARKS
 from compat.render.text import md_text
-from compat.report import Report
-from compat.versions import version_key
 
 CASE = "writer_reader.default_model"
 CHECK = "default_model_loads"

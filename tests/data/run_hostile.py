@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compat.config import load_config
-from compat.corpus import Corpus
-from compat.matrix import expand
-from compat.progress import Progress
-from compat.run import Settings, run_matrix
+from compat.corpus.discover import Corpus
+from compat.execute.progress import Progress
+from compat.execute.run import Settings, run_matrix
+from compat.plan.config import load_config
+from compat.plan.matrix import expand
 from tests.conftest import ROOT
 from tests.helpers import hostile_case
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compat.case import Case
-from compat.config import Config
-from compat.corpus import write_case
-from compat.errors import CompatError, UsageError
+from compat.core.case import Case
+from compat.core.errors import CompatError, UsageError
+from compat.core.outcomes import CellState, CheckResult
+from compat.core.versions import version_key
+from compat.corpus.discover import write_case
+from compat.execute.run import Settings, run_cell
 from compat.followup.bisection import bisect
 from compat.followup.triage.common import only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
-from compat.index import releases
-from compat.matrix import Cell, make_cell
-from compat.outcomes import CellState, CheckResult
-from compat.run import Settings, run_cell
-from compat.versions import version_key
+from compat.plan.config import Config
+from compat.plan.index import releases
+from compat.plan.matrix import Cell, make_cell
 
 
 def _on(cells: list[Cell], case: Case, settings: Settings, check: str) -> dict[str, CheckResult]:

@@ -8,11 +8,11 @@ The phases, each a function of the one before:
    between those neighbours, to the exact boundary;
 3. minimal model (minimal.py): the graph reduced while it still fails the same way on
    the failing release and passes on the passing one, every candidate evaluated by one
-   long-lived worker per release (compat/served.py);
+   long-lived worker per release (compat/execute/served.py);
 4. workaround (workaround.py): every rewrite of the catalogue applied to the original
    and the minimal model, run on the axis; a failure hiding behind the worked-around
    one becomes a finding of its own;
-5. report: compat/render/triage.py writes report.md, minimal.onnx/.npz, repro.py and
+5. report: compat/followup/triage/report.py writes report.md, minimal.onnx/.npz, repro.py and
    triage.json.
 """
 
@@ -27,25 +27,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from compat.case import Case, KnownFailure
-from compat.config import Config, load_config
-from compat.corpus import Corpus, discover_cases
-from compat.dropin import folder_known, load_model, model_case, model_runs, slug
-from compat.errors import UsageError
+from compat.core.case import Case, KnownFailure
+from compat.core.errors import UsageError
+from compat.core.outcomes import CheckResult, Outcome
+from compat.core.report import Report
+from compat.corpus.discover import Corpus, discover_cases
+from compat.corpus.dropin import folder_known, load_model, model_case, model_runs, slug
+from compat.corpus.rewrites import BY_NAME as REWRITES
+from compat.execute.progress import Progress
+from compat.execute.run import Settings, run_matrix
 from compat.followup.cut import intermediates
 from compat.followup.triage.boundary import since_when
 from compat.followup.triage.common import FAMILY, clip, only_check, plural, say
 from compat.followup.triage.findings import Finding, findings_of, same_way
 from compat.followup.triage.minimal import Minimal, describe, minimal_model
+from compat.followup.triage.report import write_triage
 from compat.followup.triage.workaround import Spelling, known_like, spellings
-from compat.matrix import Plan
-from compat.outcomes import CheckResult, Outcome
-from compat.progress import Progress
-from compat.render.triage import write_triage
-from compat.report import Report
-from compat.rewrites import BY_NAME as REWRITES
-from compat.run import Settings, run_matrix
-from compat.steps import (
+from compat.plan.config import Config, load_config
+from compat.plan.matrix import Plan
+from compat.workflow.steps import (
     default_corpus,
     fixed_requirements,
     follow_axes,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compat.case import Case
+from compat.core.case import Case
 
 FAMILY = "triage"
 

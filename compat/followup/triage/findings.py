@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat.matrix import Cell, Plan
-from compat.outcomes import CheckResult, Outcome
-from compat.versions import version_key
+from compat.core.outcomes import CheckResult, Outcome
+from compat.core.versions import version_key
+from compat.plan.matrix import Cell, Plan
 
 #: Outcomes that mean "the bug is there" and "it is not"; the rest (skip, flaky) are no
 #: observation of either.

@@ -14,18 +14,18 @@ from typing import Any
 import numpy as np
 import onnx
 
-from compat.case import Case
-from compat.corpus import CaseFiles, write_case
-from compat.envs import Environment, existing_env
-from compat.errors import CompatError
+from compat.core.case import Case
+from compat.core.errors import CompatError
+from compat.core.outcomes import CellRecord, CheckResult
+from compat.corpus.discover import CaseFiles, write_case
+from compat.execute.envs import Environment, existing_env
+from compat.execute.run import Settings
+from compat.execute.served import ServedWorker
 from compat.followup.cut import node_count, nodes_in_bodies
 from compat.followup.reduce import reduce
 from compat.followup.triage.common import only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
-from compat.matrix import Cell
-from compat.outcomes import CellRecord, CheckResult
-from compat.run import Settings
-from compat.served import ServedWorker
+from compat.plan.matrix import Cell
 
 
 @dataclass

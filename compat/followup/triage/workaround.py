@@ -1,4 +1,4 @@
-"""Phase 4 of triage, the workaround: every rewrite of the catalogue (compat/rewrites.py)
+"""Phase 4 of triage, the workaround: every rewrite of the catalogue (compat/corpus/rewrites.py)
 on the original and the minimal model, run on the finding's axis; and the known bugs
 of the corpus that look like the finding."""
 
@@ -10,19 +10,19 @@ from dataclasses import dataclass, field, replace
 
 import onnx
 
-from compat.case import Case, KnownFailure
-from compat.corpus import Corpus
+from compat.core.case import Case, KnownFailure
+from compat.core.outcomes import CheckResult
+from compat.core.report import Report
+from compat.core.versions import in_range, version_key
+from compat.corpus.discover import Corpus
+from compat.corpus.rewrites import BY_NAME as REWRITES
+from compat.corpus.rewrites import CATALOGUE, mutated
+from compat.execute.progress import Progress
+from compat.execute.run import Settings, run_matrix
 from compat.followup.triage.common import FAMILY, only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
 from compat.followup.triage.minimal import Minimal
-from compat.matrix import Plan
-from compat.outcomes import CheckResult
-from compat.progress import Progress
-from compat.report import Report
-from compat.rewrites import BY_NAME as REWRITES
-from compat.rewrites import CATALOGUE, mutated
-from compat.run import Settings, run_matrix
-from compat.versions import in_range, version_key
+from compat.plan.matrix import Plan
 
 
 @dataclass

@@ -1,0 +1,51 @@
+"""The commands the reports print: `nox -s repro -- …` rebuilds a cell under its pins.
+
+Written by the terminal, the HTML page, JUnit and the repro folders alike, so one
+function spells it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from compat.core.outcomes import CellRecord
+
+
+def repro_command(
+    cell: CellRecord, cases: list[str], options: Mapping[str, Any] | None = None
+) -> str:
+    """`nox -s repro -- onnx==… onnxruntime==… [--cases …]`, plus the options the run
+    loaded its cases with (`report.run["options"]`, see `compat.workflow.steps.run_options`):
+    the command works as printed, drop-in models included."""
+    weekly = [r for r in cell.requirements if r.startswith("onnx-weekly==")]
+    args = [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
+    args += [  # the cell's other exact pins: extra axes (--pkg), fixed pins (--with)
+        r for r in cell.requirements
+        if "==" in r and ";" not in r
+        and r.split("==")[0] not in ("onnx", "onnxruntime", "onnx-weekly")
+    ]  # fmt: skip
+    if cases:
+        args += ["--cases", ",".join(cases)]
+    options = options or {}
+    for key in ("config", "corpus"):
+        if options.get(key):
+            args += [f"--{key}", str(options[key])]
+    families = {case.split(".", 1)[0] for case in cases}
+    for family, directory in sorted(dict(options.get("cases_dirs") or {}).items()):
+        if not cases or family in families:  # only the folders the cases come from
+            args += ["--cases-dir", str(directory)]
+    if options.get("suite"):
+        args += ["--suite", str(options["suite"])]
+    if not cases or any(case.startswith("command.") for case in cases):
+        for command in options.get("run") or []:
+            args += ["--run", str(command)]
+    if options.get("timeout") is not None:
+        args += ["--timeout", f"{float(options['timeout']):g}"]
+    for requirement in options.get("with") or []:  # ranges: exact pins are in the cell
+        if f"{requirement}".lower() not in args:
+            args += ["--with", str(requirement)]
+    if options.get("install"):
+        args += ["--install", str(options["install"])]
+    return "nox -s repro -- " + shlex.join(args)

@@ -1,0 +1,139 @@
+"""The run's results as one record, and its JSON form (reports/matrix.json)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compat.core.outcomes import CellRecord, CellState, CheckResult
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """What a report needs to know of a case, without the model itself."""
+
+    id: str
+    family: str
+    description: str
+    sha256: str
+    checks: dict[str, str]  # check id -> the package axis it exercises
+    known: tuple[dict[str, Any], ...] = ()
+    tags: tuple[str, ...] = ()
+
+    def serialize(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "description": self.description,
+            "sha256": self.sha256,
+            # pairs, not an object: the file is written with sorted keys, the order matters
+            "checks": [[check, axis] for check, axis in self.checks.items()],
+            "known": list(self.known),
+            "tags": list(self.tags),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseInfo:
+        return cls(
+            id=data["id"],
+            family=data["family"],
+            description=data["description"],
+            sha256=data["sha256"],
+            checks={check: axis for check, axis in data["checks"]},
+            known=tuple(data.get("known", ())),
+            tags=tuple(data.get("tags", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a renderer needs; `run` holds metadata that never reaches tables."""
+
+    cells: tuple[CellRecord, ...]
+    cases: tuple[CaseInfo, ...]
+    results: tuple[CheckResult, ...]
+    axes: dict[str, tuple[str, ...]]  # axis name -> cell ids, in column order
+    families: dict[str, str] = field(default_factory=dict)  # family -> one-line description
+    run: dict[str, Any] = field(default_factory=dict)
+
+    def serialize(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run": self.run,
+            "axes": {name: list(ids) for name, ids in self.axes.items()},
+            "families": self.families,
+            "cells": [c.serialize() for c in self.cells],
+            "cases": [c.serialize() for c in self.cases],
+            "results": [r.serialize() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {version!r} is not {SCHEMA_VERSION}")
+        return cls(
+            cells=tuple(CellRecord.from_dict(c) for c in data["cells"]),
+            cases=tuple(CaseInfo.from_dict(c) for c in data["cases"]),
+            results=tuple(CheckResult.from_dict(r) for r in data["results"]),
+            axes={name: tuple(ids) for name, ids in data["axes"].items()},
+            families=dict(data.get("families", {})),
+            run=dict(data.get("run", {})),
+        )
+
+    @property
+    def unexpected(self) -> list[CheckResult]:
+        return [r for r in self.results if r.outcome.unexpected]
+
+    @property
+    def broken_cells(self) -> list[CellRecord]:
+        return [c for c in self.cells if c.state is not CellState.READY]
+
+
+def write_json(report: Report, path: Path) -> None:
+    """Writes atomically, so a reader never sees half a report; `.gz` compresses."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    text = dumps(report)
+    if path.suffix == ".gz":
+        partial.write_bytes(gzip.compress(text.encode(), mtime=0))
+    else:
+        partial.write_text(text)
+    partial.replace(path)
+
+
+#: The text of the last report dumped: a run writes the same report twice (the
+#: remembered run and matrix.json).
+_dumped: tuple[weakref.ref[Report] | None, str] = (None, "")
+
+
+def dumps(report: Report) -> str:
+    """Indented, one result per line: diffs read well, and the C encoder does the bulk
+    (an indented dump of 29,000 results is pure Python and takes seconds)."""
+    global _dumped
+    if _dumped[0] is not None and _dumped[0]() is report:
+        return _dumped[1]
+    text = _dumps(report)
+    _dumped = (weakref.ref(report), text)
+    return text
+
+
+def _dumps(report: Report) -> str:
+    data = report.serialize()
+    results = data.pop("results")
+    head = json.dumps(data, indent=1, sort_keys=True)
+    lines = ",\n  ".join(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in results)
+    body = f"[\n  {lines}\n ]" if results else "[]"
+    return head[:-2] + f',\n "results": {body}\n}}\n'
+
+
+def read_json(path: Path) -> Report:
+    if path.suffix == ".gz":
+        return Report.from_dict(json.loads(gzip.decompress(path.read_bytes())))
+    return Report.from_dict(json.loads(path.read_text()))

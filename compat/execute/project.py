@@ -1,0 +1,318 @@
+"""The user's project, installed in every cell as its users install it: built once per
+run with its own build backend (dynamic versions included), the wheel installed in each
+cell, its dependencies resolved per cell like every other requirement.
+
+A cell's requirements name the project as `--project ROOT` (or `--project ROOT[a,b]`
+with extras); `compat/execute/envs.py` expands that into the wheel's dependencies and installs
+the wheel after them. The wheel is rebuilt only when the project's files change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from email.parser import Parser
+from pathlib import Path
+from typing import Any
+
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from compat.core.errors import UsageError
+
+FLAG = "--project "
+BUILD_TIMEOUT = 900
+#: Folders that are never part of what a build reads (outputs, environments, caches).
+SKIPPED = {".git", ".hg", ".nox", ".tox", ".venv", "venv", ".compat", "reports", "build",
+           "dist", "__pycache__", "node_modules", ".mypy_cache", ".ruff_cache",
+           ".pytest_cache"}  # fmt: skip
+
+
+class BuildError(UsageError):
+    """The project could not be built with its own backend: one line, before any cell."""
+
+
+@dataclass(frozen=True)
+class Built:
+    """A wheel of the project and what it declares."""
+
+    root: Path
+    name: str
+    version: str
+    wheel: Path
+    sha256: str
+    requires: tuple[tuple[str, str], ...]  # (Requires-Dist, its marker), as the wheel says
+    extras: tuple[str, ...] = ()  # its Provides-Extra, normalized
+
+    def requirements(self, extras: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The wheel's dependencies for these extras, as requirements uv resolves per
+        cell (markers other than `extra` stay for uv to judge against the cell's Python);
+        the project's own extras named in its dependencies are followed."""
+        out: list[str] = []
+        seen: set[str] = set()
+        todo = [""] + [canonicalize_name(e) for e in extras]
+        while todo:
+            extra = todo.pop(0)  # the base dependencies first, then each extra
+            if extra in seen:
+                continue
+            seen.add(extra)
+            for text, marker in self.requires:
+                if not _applies(marker, extra):
+                    continue
+                req = Requirement(text)
+                if canonicalize_name(req.name) == canonicalize_name(self.name):
+                    todo += [canonicalize_name(e) for e in req.extras]
+                    continue
+                kept = _without_extra(marker)
+                out.append(f"{text}; {kept}" if kept else text)
+        return tuple(dict.fromkeys(out))
+
+
+def _applies(marker: str, extra: str) -> bool:
+    """Whether a dependency belongs to `extra` ("" for the base dependencies)."""
+    if "extra" not in marker:
+        return extra == ""
+    if not extra:
+        return False
+    try:
+        return Marker(marker).evaluate({"extra": extra})
+    except Exception:
+        return False
+
+
+def _without_extra(marker: str) -> str:
+    """The marker with its `extra == "x"` clause gone (uv judges the rest per cell)."""
+    if "extra" not in marker:
+        return marker
+    parts = [p.strip() for p in marker.split(" and ")]
+    kept = [p for p in parts if not p.replace("(", "").startswith("extra")]
+    return " and ".join(kept) if len(kept) < len(parts) else ""
+
+
+def is_package(root: Path) -> bool:
+    """A folder pip could install: pyproject.toml with [project] (or a build backend
+    that makes one), or a setup.py."""
+    if (root / "setup.py").is_file():
+        return True
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text())
+    except (OSError, ValueError):
+        return False
+    return "project" in data
+
+
+def parse_flag(requirement: str) -> tuple[Path, tuple[str, ...]] | None:
+    """`--project /x/y[test,docs]` -> (Path("/x/y"), ("test", "docs")); else None."""
+    if not requirement.startswith(FLAG):
+        return None
+    text = requirement[len(FLAG) :]
+    extras: tuple[str, ...] = ()
+    if text.endswith("]") and "[" in text:
+        text, _, inside = text[:-1].rpartition("[")
+        extras = tuple(e.strip() for e in inside.split(",") if e.strip())
+    return Path(text), extras
+
+
+def flag(root: Path, extras: tuple[str, ...] = ()) -> str:
+    return FLAG + str(root) + (f"[{','.join(extras)}]" if extras else "")
+
+
+def source_digest(root: Path) -> str:
+    """What the build reads: every file's path and bytes (git's tracked and untracked
+    but not ignored files in a checkout, else the folder minus outputs and caches),
+    and the commit, which a VCS version (setuptools-scm, hatch-vcs) is made from."""
+    digest = hashlib.sha256()
+    files = _git_files(root)
+    if files is not None:  # untracked reports and state a run writes are not the project
+        files = [n for n in files if n.split("/", 1)[0] not in SKIPPED]
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        digest.update(head.stdout.encode())
+    else:
+        files = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.endswith(".egg-info"))
+            files += [Path(folder, n).relative_to(root).as_posix() for n in names]
+    for name in sorted(files):
+        path = root / name
+        if path.is_file():
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _git_files(root: Path) -> list[str] | None:
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        return None
+    done = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root, capture_output=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return None
+    return [n for n in done.stdout.decode(errors="replace").split("\0") if n]
+
+
+def _uses_vcs_version(root: Path) -> bool:
+    try:
+        text = (root / "pyproject.toml").read_text()
+    except OSError:
+        return False
+    return any(name in text for name in ("setuptools_scm", "setuptools-scm", "hatch-vcs",
+                                          "hatch_vcs", "versioningit", "dunamai"))  # fmt: skip
+
+
+def _read_wheel(root: Path, wheel: Path) -> Built:
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = Parser().parsestr(archive.read(name).decode())
+    requires = []
+    for text in metadata.get_all("Requires-Dist") or []:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        marker = str(req.marker) if req.marker else ""
+        req.marker = None
+        requires.append((str(req), marker))
+    return Built(
+        root=root,
+        name=str(metadata["Name"]),
+        version=str(metadata["Version"]),
+        wheel=wheel,
+        sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        requires=tuple(requires),
+        extras=tuple(canonicalize_name(e) for e in metadata.get_all("Provides-Extra") or []),
+    )
+
+
+_lock = threading.Lock()
+_built: dict[Path, Built] = {}
+
+
+def build(root: Path, state: Path, python: str, say: Any = print) -> Built:
+    """The project's wheel, built with its own backend (`uv build --wheel`) once per
+    change of its files, kept under `state/project/`; memoized for this process.
+    A project that cannot be built raises BuildError with the backend's last words."""
+    root = root.resolve()
+    with _lock:
+        if root in _built:
+            return _built[root]
+        digest = source_digest(root)[:16]
+        home = state / "project" / canonicalize_name(root.name)
+        out = home / digest
+        wheels = sorted(out.glob("*.whl")) if out.is_dir() else []
+        if not wheels:
+            say(f"building {root} with its own build backend (uv build --wheel) ...")
+            started = time.monotonic()
+            wheels = [_build_wheel(root, out, python)]
+            say(f"built {wheels[0].name} in {time.monotonic() - started:.1f} s")
+            for old in home.iterdir():  # earlier builds: one kept, for a quick way back
+                if old != out and old.is_dir() and len(list(home.iterdir())) > 2:
+                    shutil.rmtree(old, ignore_errors=True)
+        _built[root] = built = _read_wheel(root, wheels[-1])
+        return built
+
+
+def _build_wheel(root: Path, out: Path, python: str) -> Path:
+    from compat.execute.envs import find_uv
+
+    scratch = out.with_name(out.name + ".partial")
+    shutil.rmtree(scratch, ignore_errors=True)
+    command = [
+        find_uv(),
+        "build",
+        "--wheel",
+        "--python",
+        python,
+        "--out-dir",
+        str(scratch),
+        str(root),
+    ]  # fmt: skip  (not --quiet: it hides
+    # the backend's own words, the one thing a failed build has to say)
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    notes = ""
+    done = _run(command, env, root)
+    if done.returncode != 0 and _uses_vcs_version(root) and not (root / ".git").exists():
+        # a VCS version in a plain folder (an unpacked archive): build it as 0+unknown
+        env["SETUPTOOLS_SCM_PRETEND_VERSION"] = "0+unknown"
+        done = _run(command, env, root)
+        notes = " (not a git checkout: built as version 0+unknown)"
+    if done.returncode != 0:
+        raise BuildError(
+            f"{root}: cannot build the project with its own build backend: "
+            f"{backend_words(done.stderr + done.stdout)}; fix its build (`uv build --wheel "
+            f"{root}` shows all it printed)"
+        )
+    wheels = sorted(scratch.glob("*.whl"))
+    if not wheels:
+        raise BuildError(f"{root}: `uv build --wheel` made no wheel{notes}")
+    shutil.rmtree(out, ignore_errors=True)
+    scratch.rename(out)
+    return out / wheels[-1].name
+
+
+_EXCEPTION = re.compile(r"^[A-Za-z_.]*(Error|Exception)\b.*:")
+
+
+def backend_words(output: str) -> str:
+    """What a failed build says, in one line: the backend's own exception and the lines
+    after it (setuptools' "configuration error: ... must be pep508"), else uv's causes."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    uv_starts = next((i for i, line in enumerate(lines) if line.startswith("error: Failed to")),
+                     len(lines))  # fmt: skip
+    raised = [i for i, line in enumerate(lines[:uv_starts]) if _EXCEPTION.match(line)]
+    hints = [line for line in lines[uv_starts:] if not line.startswith("hint:")]
+    said = lines[raised[-1] : uv_starts][:4] if raised else hints[:6] or lines[-3:]
+    return " ".join(said)[:600] or "no message"
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=BUILD_TIMEOUT, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"{cwd}: building the project ran past {BUILD_TIMEOUT} s") from None
+
+
+def group_requirements(root: Path, groups: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """The requirements of PEP 735 dependency groups in the project's pyproject.toml
+    (`{include-group = "x"}` followed); an unknown group is a one-line error."""
+    if not groups:
+        return ()
+    path = root / "pyproject.toml"
+    try:
+        table = tomllib.loads(path.read_text()).get("dependency-groups", {})
+    except (OSError, ValueError):
+        table = {}
+    names = {canonicalize_name(k): k for k in table}
+    out: list[str] = []
+
+    def add(group: str, chain: tuple[str, ...]) -> None:
+        key = names.get(canonicalize_name(group))
+        if key is None:
+            have = ", ".join(sorted(table)) or "none"
+            raise UsageError(
+                f"{where}: groups: {group!r} is not in {path}'s [dependency-groups] "
+                f"(it has: {have})"
+            )
+        if key in chain:
+            return
+        for item in table[key]:
+            if isinstance(item, dict) and "include-group" in item:
+                add(str(item["include-group"]), (*chain, key))
+            elif isinstance(item, str):
+                out.append(item)
+
+    for group in groups:
+        add(group, ())
+    return tuple(dict.fromkeys(out))

@@ -1,0 +1,243 @@
+"""Runs one worker per cell and survives it: crashes and timeouts become results."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compat.cell.checks import slow_runner
+from compat.cell.parts import SEPARATOR
+from compat.execute import interrupt
+from compat.state import cellcode
+
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Task:
+    """One check of one case, as the worker reads it from the plan."""
+
+    case: str
+    check: str
+    case_dir: str
+    #: a command's own timeout (`command-timeout`), after which it kills itself
+    command_timeout: float | None = None
+    log: str = ""  # where a command writes its whole output
+    #: the watchdog's seconds for this task (None: the run's `--timeout`)
+    timeout: float | None = None
+
+
+class ResultsFile:
+    """Reads a growing JSON-lines file incrementally, counting complete lines."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._offset = 0
+        self._parsed: list[dict[str, Any]] = []  # records read so far, up to _parsed_offset
+        self._parsed_offset = 0
+
+    def refresh(self) -> int:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return self.count
+        if size > self._offset:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                chunk = f.read(size - self._offset)
+            complete = chunk.rfind(b"\n") + 1
+            self.count += chunk[:complete].count(b"\n")
+            self._offset += complete
+        return self.count
+
+    def drop_partial_line(self) -> None:
+        """A worker killed mid-write may leave half a line: remove it before appending."""
+        self.refresh()
+        if self.path.exists() and self.path.stat().st_size > self._offset:
+            with self.path.open("r+b") as f:
+                f.truncate(self._offset)
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.drop_partial_line()
+        with self.path.open("a") as f:
+            f.write(json.dumps(record, sort_keys=True) + "\n")
+        self.refresh()
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every complete record so far; only lines not parsed before are read."""
+        self.refresh()
+        if self._offset < self._parsed_offset:  # truncated (a torn line dropped): again
+            self._parsed, self._parsed_offset = [], 0
+        if self._offset > self._parsed_offset:
+            with self.path.open("rb") as f:
+                f.seek(self._parsed_offset)
+                data = f.read(self._offset - self._parsed_offset)
+            self._parsed += [json.loads(line) for line in data.splitlines() if line.strip()]
+            self._parsed_offset = self._offset
+        return list(self._parsed)
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"worker killed by {name} (exit {returncode})"
+    return f"worker exited with code {returncode} before finishing the check"
+
+
+def log_tail(log: Path, start: int) -> str:
+    """The worker's last words since `start`: faulthandler's verdict, else the last line."""
+    with log.open("rb") as f:
+        f.seek(start)
+        text = f.read().decode(errors="replace")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith("Fatal Python error")]
+    return (fatal or lines or [""])[-1][:500]
+
+
+def slow_detail(check: str, slow: str, stack: str, seconds: float, first: str = "") -> str:
+    """ "onnx's reference evaluator (onnx 1.16.2) did not finish in 60 s"; a part's reads
+    as a check's observer does ("not observed: reference: …"), so `combine` tells it.
+    `first`: the task that ran out of time, when this one was not run for it."""
+    what = f" {first}" if first else ""
+    said = f"{slow}{f' ({stack})' if stack else ''} did not finish{what} in {seconds:g} s"
+    said += " in this cell, so this was not run" if first else ""
+    if SEPARATOR in check:
+        return f"not observed: {check.split(SEPARATOR, 1)[1]}: {said}"
+    return f"{said}: a limit of that evaluator on this model, not the model's failure"
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Kills the worker and anything it started (it leads its own process group)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def run_worker(
+    python: Path,
+    tasks: list[Task],
+    workdir: Path,
+    timeout: float,
+    code: Path | None = None,
+    limits: tuple[int, ...] = (),
+    stack: str = "",
+    on_records: Callable[[list[tuple[int, dict[str, Any]]]], object] | None = None,
+    memory: int = 0,
+) -> list[dict[str, Any]]:
+    """Runs every task in one worker process, restarting it after a crash or timeout.
+
+    Returns one raw record per task, in task order (fewer when the run is stopped:
+    compat/execute/interrupt.py). The results file in
+    `workdir` is the only channel: the worker appends a line per finished task;
+    when it dies or stalls, this function appends the `crash` or `timeout`
+    line for the task in progress and starts a new worker at the next task.
+    `code` is the staged in-cell code (staged under `workdir` when not given);
+    `limits` the environment's probed onnxruntime limits, so no worker probes again.
+    `memory`: the worker's address-space limit in bytes (0: none).
+    `on_records` gets each batch of (task index, record) as they finish, so a host that
+    dies mid-unit has kept every finished result (the cache is written as they come).
+    """
+    if not tasks:
+        return []
+    workdir.mkdir(parents=True, exist_ok=True)
+    code = code or cellcode.stage(workdir / "code")
+    plan = workdir / "plan.json"
+    given = [dict(t.__dict__) for t in tasks]
+    plan.write_text(json.dumps({"tasks": given, "limits": list(limits), "memory": memory}))
+    results = ResultsFile(workdir / "results.jsonl")
+    results.path.write_text("")
+    log = workdir / "worker.log"
+    log.write_text("")
+    delivered = 0
+
+    def deliver() -> None:
+        nonlocal delivered
+        if on_records is not None and results.refresh() > delivered:
+            fresh = results.records()[delivered:]
+            on_records(list(enumerate(fresh, start=delivered)))
+            delivered += len(fresh)
+
+    while results.refresh() < len(tasks):
+        start = results.count
+        log_start = log.stat().st_size
+        with log.open("ab") as err:
+            process = subprocess.Popen(
+                cellcode.command(python, "run", str(plan), str(results.path), str(start)),
+                env=cellcode.environ(code),
+                cwd=code,
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                start_new_session=True,
+            )
+        interrupt.register(process)
+        seen, last_progress, timed_out = start, time.monotonic(), False
+        allowed = timeout
+
+        while True:
+            try:
+                process.wait(timeout=POLL_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if interrupt.STOP.is_set():
+                stop(process)
+                break
+            if results.refresh() != seen:
+                seen, last_progress = results.count, time.monotonic()
+                deliver()
+            if seen < len(tasks):
+                allowed = tasks[seen].timeout or timeout
+            if time.monotonic() - last_progress > allowed:
+                timed_out = True
+                stop(process)
+                break
+        interrupt.unregister(process)
+        results.drop_partial_line()
+        if results.count >= len(tasks) or interrupt.STOP.is_set():
+            break  # (stopped: the records so far, no verdict for the task it was on)
+        task = tasks[results.count]
+        slow = slow_runner(task.check) if timed_out else ""
+        if slow:  # that runner's limit on this model, not the model's failure: a skip
+            outcome, detail = "skip", slow_detail(task.check, slow, stack, allowed)
+            # and the same runner on the same model in this cell is no quicker: the
+            # worker skips the rest of its tasks, saying why, instead of waiting again
+            for later in given[results.count + 1 :]:
+                if slow_runner(later["check"]) == slow and later["case_dir"] == task.case_dir:
+                    later["skip"] = slow_detail(later["check"], slow, stack, allowed, task.check)
+            plan.write_text(json.dumps({"tasks": given, "limits": list(limits), "memory": memory}))
+        elif timed_out:
+            outcome, detail = "timeout", f"ran past the {allowed:g} s timeout; worker killed"
+        else:
+            outcome, detail = "crash", describe_exit(process.returncode)
+            if memory and process.returncode in (-6, -9, -11):  # an abort or a kill: memory?
+                detail += f" (its memory limit is {memory / 2**30:.1f} GiB: --memory)"
+            tail = log_tail(log, log_start)
+            if tail:
+                detail += f": {tail}"
+        results.append(
+            {
+                "index": results.count,
+                "case": task.case,
+                "check": task.check,
+                "outcome": outcome,
+                "phase": "",
+                "detail": detail,
+                "seconds": round(time.monotonic() - last_progress, 4),
+                "retry": True,  # a crash or a stop is no verdict to keep: computed again
+            }
+        )
+    deliver()
+    return results.records()

@@ -1,0 +1,104 @@
+"""What the package index offers: the releases of a package with a wheel this
+interpreter can install (bisect's range, the axes that follow the index, `weekly`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import urllib.request
+from typing import Any
+
+from packaging.tags import Tag, sys_tags
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from compat.core.errors import CompatError, UsageError
+
+INDEX_JSON = "https://pypi.org/pypi/{package}/json"
+
+
+def _pypi(package: str) -> dict[str, Any]:
+    with urllib.request.urlopen(INDEX_JSON.format(package=package), timeout=60) as answer:
+        data: dict[str, Any] = json.load(answer)
+    return data
+
+
+def _simple(package: str, index_url: str) -> dict[str, Any]:
+    """PEP 691's JSON simple page of `package`, as PyPI's JSON API shapes its releases."""
+    request = urllib.request.Request(
+        f"{index_url.rstrip('/')}/{package}/",
+        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        page = json.load(answer)
+    found: dict[str, list[dict[str, object]]] = {}
+    for entry in page.get("files", []):
+        name = str(entry.get("filename", ""))
+        try:
+            version = str(parse_wheel_filename(name)[1])
+        except InvalidWheelFilename:
+            continue
+        found.setdefault(version, []).append({"filename": name, "yanked": entry.get("yanked")})
+    return {"releases": found}
+
+
+def _has_wheel_for(files: list[dict[str, object]], tags: set[Tag]) -> bool:
+    for f in files:
+        name = str(f.get("filename", ""))
+        if not name.endswith(".whl"):  # (yanked files: left out by the caller unless asked)
+            continue
+        try:
+            _, _, _, wheel_tags = parse_wheel_filename(name)
+        except InvalidWheelFilename:
+            continue
+        if wheel_tags & tags:
+            return True
+    return False
+
+
+def releases(
+    package: str, pre: bool = False, yanked: bool = False, index_url: str = ""
+) -> list[str]:
+    """Releases of `package` on the index with a wheel this interpreter can install:
+    PyPI's, or `index_url`'s (an axis's own index, read with the simple JSON API).
+    Asked once per process for the same question."""
+    return list(_releases(package, pre, yanked, index_url))
+
+
+@functools.lru_cache(maxsize=64)
+def _releases(package: str, pre: bool, yanked: bool, index_url: str) -> tuple[str, ...]:
+    try:
+        data = _simple(package, index_url) if index_url else _pypi(package)
+    except (OSError, ValueError) as exc:
+        where = index_url or "the package index"
+        raise CompatError(f"cannot list {package} releases from {where}: {exc}") from None
+    tags = set(sys_tags())
+    found = []
+    for text, files in data.get("releases", {}).items():
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if version.is_prerelease and not pre:
+            continue
+        usable = [f for f in files if yanked or not f.get("yanked")]
+        if _has_wheel_for(usable, tags):
+            found.append(text)
+    return tuple(sorted(found, key=Version))
+
+
+def check_on_index(versions: tuple[str, ...], package: str, flag: str, index_url: str = "") -> None:
+    """Each release given on the command line is one the index has a wheel of, for this
+    Python: a typo is one line now, not an environment that fails to build. An index that
+    cannot be asked checks nothing (the environments will say)."""
+    try:
+        known = releases(package, pre=True, index_url=index_url)
+    except CompatError:
+        return
+    for version in versions:
+        if version not in known:
+            newest = [v for v in known if not Version(v).is_prerelease][-3:]
+            raise UsageError(
+                f"{flag} {version}: the package index has no {package} {version} with a wheel "
+                f"for this Python; its newest are {', '.join(newest) or 'none'}"
+            )

@@ -1,0 +1,224 @@
+"""Expands the configured axes into the cells of a run."""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+from dataclasses import dataclass
+
+from compat.core.errors import UsageError
+from compat.core.versions import in_range, parse_version
+from compat.plan.config import Config, Constraint
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One environment of the matrix: exact onnx and onnxruntime releases, and the release
+    of every extra axis (`--pkg protobuf=5.29.5`: `pins`)."""
+
+    onnx: str
+    onnxruntime: str
+    requirements: tuple[str, ...]
+    tag: str = ""  # set when extra pins (a CI's numpy==...) make it a different environment
+    pins: tuple[tuple[str, str], ...] = ()  # (package, release) of each extra axis
+    onnx_dist: str = "onnx"  # the distribution onnx comes from: "onnx-weekly" for previews
+
+    @property
+    def id(self) -> str:
+        base = f"onnx{self.onnx}-ort{self.onnxruntime}"
+        base += "".join(f"-{name}{version}" for name, version in self.pins)
+        return f"{base}-{self.tag}" if self.tag else base
+
+    def version(self, package: str) -> str:
+        if package == "onnx":
+            return self.onnx
+        if package == "onnxruntime":
+            return self.onnxruntime
+        return dict(self.pins).get(package, "")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The resolved run: cells in order, and which cells make up each axis."""
+
+    cells: tuple[Cell, ...]
+    axes: dict[str, tuple[Cell, ...]]  # "onnx" / "onnxruntime", or "cell" in cross mode
+    cross: bool
+
+
+def requirements(
+    onnx: str,
+    ort: str,
+    constraints: tuple[Constraint, ...],
+    pins: tuple[tuple[str, str], ...] = (),
+    fixed: tuple[str, ...] = (),
+    onnx_dist: str = "onnx",
+) -> tuple[str, ...]:
+    """Exact pins (onnx, onnxruntime, every extra axis) plus every declared constraint
+    whose range holds, plus `fixed` requirements (`--with PKG==V`) for every cell."""
+    pinned = {"onnx": onnx, "onnxruntime": ort, **dict(pins)}
+    extra = [
+        req
+        for c in constraints
+        if c.package in pinned and in_range(pinned[c.package], c.versions)
+        for req in c.requires
+    ]
+    base = [f"{onnx_dist}=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf"]
+    for name, version in pins:  # an axis package replaces its unpinned entry
+        base = [r for r in base if r != name] + [f"{name}=={version}"]
+    return tuple(dict.fromkeys([*base, *extra, *fixed]))
+
+
+def tag_of(fixed: tuple[str, ...]) -> str:
+    """What fixed requirements add to a cell id: `with-numpy1.26.4`, `with-myproject`."""
+    tags = []
+    for requirement in fixed:
+        if requirement.startswith("-e "):
+            tags.append("with-" + requirement.split(" ", 1)[1].rstrip("/").rsplit("/", 1)[-1])
+        else:
+            tags.append("with-" + requirement.replace("==", ""))
+    return "-".join(tags)
+
+
+def parse_pin(text: str, flag: str = "--with") -> str:
+    """`numpy==1.26.4` as a requirement, with a clear error for anything but an exact pin."""
+    requirement, exact = parse_with(text, flag)
+    if not exact:
+        raise UsageError(f"{flag} {text}: pin one release exactly, like {flag} numpy==1.26.4")
+    return requirement
+
+
+def parse_with(text: str, flag: str = "--with") -> tuple[str, bool]:
+    """`numpy==1.26.4` or a range, `ml_dtypes>=0.5`: (the requirement, whether it pins one
+    release exactly); an exact pin makes environments of its own, a range is resolved in
+    each cell like the project's own requirements."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(text.strip())
+    except InvalidRequirement:
+        raise UsageError(
+            f"{flag} {text}: give a requirement, like {flag} numpy==1.26.4 "
+            f"or {flag} 'ml_dtypes>=0.5'"
+        ) from None
+    specs = list(req.specifier)
+    if (
+        len(specs) == 1
+        and specs[0].operator == "=="
+        and "*" not in specs[0].version
+        and not (req.marker or req.extras or req.url)
+    ):
+        parse_version(specs[0].version, f"{flag} {req.name}==")
+        return f"{req.name.lower()}=={specs[0].version}", True
+    return str(req), False
+
+
+def parse_axis(text: str, flag: str = "--pkg") -> tuple[str, tuple[str, ...]]:
+    """`protobuf=3.20.3,5.29.5` -> ("protobuf", ("3.20.3", "5.29.5"))."""
+    name, sep, values = text.partition("=")
+    name = name.strip().lower().replace("_", "-")
+    if not sep or not name or not name.replace("-", "").replace(".", "").isalnum():
+        raise UsageError(f"{flag} {text}: write NAME=V1,V2, like {flag} protobuf=5.29.5,6.33.0")
+    if name in ("onnx", "onnxruntime"):
+        raise UsageError(f"{flag} {text}: {name} has its own axis: use --{name[:4]} {values}")
+    return name, parse_version_list(values, f"{flag} {name}=")
+
+
+def parse_version_list(text: str, flag: str) -> tuple[str, ...]:
+    """`1.18.0,1.21.0` -> ("1.18.0", "1.21.0"), with a clear error for junk."""
+    versions = tuple(v.strip() for v in text.split(",") if v.strip())
+    if not versions:
+        raise UsageError(f"{flag} {text!r}: give at least one release, like {flag} 1.18.0,1.21.0")
+    for v in versions:
+        parse_version(v, flag)
+    return versions
+
+
+def make_cell(
+    config: Config,
+    onnx: str,
+    ort: str,
+    pins: tuple[tuple[str, str], ...] = (),
+    fixed: tuple[str, ...] = (),
+    onnx_dist: str = "onnx",
+) -> Cell:
+    """The cell of these releases, with the config's constraints and indexes and the
+    `fixed` requirements every cell of the run installs."""
+    indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
+    everywhere = fixed + config.requires + indexes  # the project's setup: not in the id
+    reqs = requirements(onnx, ort, config.constraints, pins, everywhere, onnx_dist)
+    return Cell(onnx, ort, reqs, tag_of(fixed), pins, onnx_dist)
+
+
+def expand(
+    config: Config,
+    onnx: tuple[str, ...] | None = None,
+    ort: tuple[str, ...] | None = None,
+    cross: bool = False,
+    extra: tuple[tuple[str, tuple[str, ...]], ...] | None = None,
+    fixed: tuple[str, ...] = (),
+    dists: dict[str, str] | None = None,
+) -> Plan:
+    """Turns the axes (the config's, or those given on the command line) into cells; each
+    extra axis (`extra`, default the config's `[tool.compat.axes.*]`) multiplies them."""
+    onnx_versions = onnx or config.onnx.versions
+    ort_versions = ort or config.onnxruntime.versions
+    axes = config.axes if extra is None else extra
+    choices = list(itertools.product(*[[(n, v) for v in vs] for n, vs in axes]))
+
+    def cells_of(o: str, r: str) -> tuple[Cell, ...]:
+        dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
+        return tuple(make_cell(config, o, r, pins, fixed, dist) for pins in choices)
+
+    if cross:
+        cells = tuple(c for o in onnx_versions for r in ort_versions for c in cells_of(o, r))
+        return Plan(cells, {"cell": cells}, cross=True)
+    onnx_axis = tuple(c for o in onnx_versions for c in cells_of(o, config.onnx.pair))
+    ort_axis = tuple(c for r in ort_versions for c in cells_of(config.onnxruntime.pair, r))
+    unique = tuple(dict.fromkeys(onnx_axis + ort_axis))
+    return Plan(unique, {"onnx": onnx_axis, "onnxruntime": ort_axis}, cross=False)
+
+
+def select_cells(plan: Plan, patterns: tuple[str, ...]) -> Plan:
+    """Keeps the cells whose id matches any glob (used by --cells)."""
+    if not patterns:
+        return plan
+    keep = {c for c in plan.cells if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)}
+    if not keep:
+        ids = ", ".join(c.id for c in plan.cells)
+        raise UsageError(f"--cells {','.join(patterns)} matches no cell; the cells are: {ids}")
+    return Plan(
+        tuple(c for c in plan.cells if c in keep),
+        {name: tuple(c for c in cells if c in keep) for name, cells in plan.axes.items()},
+        plan.cross,
+    )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`2/3` -> (2, 3)."""
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit()) or not 1 <= int(k) <= int(n):
+        raise UsageError(f"--shard {text}: write K/N with 1 <= K <= N, like --shard 2/3")
+    return int(k), int(n)
+
+
+def select_shard(plan: Plan, k: int, n: int) -> Plan:
+    """Shard K of N: every N-th cell of the plan, starting at the K-th.
+
+    Every job of a sharded run expands the same plan, so the assignment is the
+    same on every machine, and the shards cover each cell exactly once.
+    """
+    keep = set(plan.cells[k - 1 :: n])
+    return Plan(
+        tuple(c for c in plan.cells if c in keep),
+        {name: tuple(c for c in cells if c in keep) for name, cells in plan.axes.items()},
+        plan.cross,
+    )
+
+
+def select_axis(plan: Plan, name: str) -> Plan:
+    """Only the cells of one axis (`--axis onnxruntime`: the scoreboard's releases)."""
+    if name not in plan.axes:
+        raise UsageError(f"--axis {name}: this plan's axes are {', '.join(plan.axes)}")
+    cells = plan.axes[name]
+    return Plan(cells, {name: cells}, plan.cross)
