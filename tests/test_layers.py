@@ -86,7 +86,8 @@ def test_a_module_imports_only_the_folders_below_its_own(path: Path) -> None:
         if name != folder and name not in allowed and name in LOWER
     }
     assert not wrong, (
-        f"{path.relative_to(ROOT)} imports {wrong} (line numbers); {folder} may import {sorted(allowed)}"
+        f"{path.relative_to(ROOT)} imports {wrong} (line numbers); "
+        f"{folder} may import {sorted(allowed)}"
     )
 
 
