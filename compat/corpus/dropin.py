@@ -31,7 +31,7 @@ from compat.core.case import Case
 from compat.core.errors import ConfigError
 from compat.corpus.inputs import check_feeds, load_npz, type_text
 from compat.corpus.known import attach
-from compat.plan.config import KnownEntry, known_tables
+from compat.plan.known_tables import KnownEntry, known_tables
 
 CHECKS = (
     "checker",

@@ -11,7 +11,7 @@ from compat.core.case import BUILTIN_CHECKS, Case, KnownFailure
 from compat.core.errors import ConfigError
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.versions import in_range
-from compat.plan.config import KnownEntry
+from compat.plan.known_tables import KnownEntry
 from compat.plan.matrix import Cell
 
 
