@@ -11,7 +11,7 @@ from compat.core.case import Case, KnownFailure
 from compat.core.errors import ConfigError, UsageError
 from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.known import classify
-from compat.execute.envs import resolver_reason
+from compat.execute.installer import resolver_reason
 from compat.plan.config import load_config
 from compat.plan.matrix import Cell, expand, parse_axis, parse_pin, parse_version_list, select_cells
 from compat.workflow.steps import load_corpus
@@ -347,7 +347,7 @@ def test_an_axis_may_come_from_another_index_and_its_cells_install_from_it(
 ) -> None:
     """onnxruntime nightlies live on another index; this machine cannot reach one, so
     the test checks what uv is asked, not an install."""
-    from compat.execute.envs import install_args
+    from compat.execute.installer import install_args
 
     extra = (
         "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/ORT-Nightly/pypi/simple/"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.execute.envs import env_python, find_uv
+from compat.execute.envs import env_python
+from compat.execute.installer import find_uv
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.envs

@@ -18,7 +18,8 @@ import pytest
 from compat.cli.main import main
 from compat.core.report import Report
 from compat.corpus.discover import write_case
-from compat.execute.envs import env_python, find_uv
+from compat.execute.envs import env_python
+from compat.execute.installer import find_uv
 from compat.state import cellcode
 from compat.state.cache import ResultCache
 from compat.state.memo import recall, remember

@@ -1,32 +1,36 @@
-"""Creates (or reuses) one isolated virtual environment per cell, with uv."""
+"""Creates (or reuses) one isolated virtual environment per cell, with uv: when to
+build and when to reuse, and the record of what a cell really holds (its probe). uv's
+commands and messages live in compat/execute/installer.py, the marker and fingerprint
+an environment is checked against before reuse in compat/execute/marker.py."""
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from filelock import FileLock
 from packaging.utils import canonicalize_name
 
-from compat.core.errors import CompatError
 from compat.core.files import replace_text, warn
 from compat.core.outcomes import CellRecord, CellState
 from compat.core.versions import parse_version
+from compat.execute.installer import (
+    INSTALL_TIMEOUT,
+    find_uv,
+    install_commands,
+    resolver_reason,
+    run_command,
+)
+from compat.execute.marker import MARKER, changes, fingerprint, read_marker, saved_record
 from compat.execute.project import Built, build, parse_flag
 from compat.plan.matrix import Cell
 from compat.state import cellcode
-
-MARKER = "compat-env.json"
-INSTALL_TIMEOUT = 1800  # seconds; a first download of every release is slow, not this slow
 
 
 @dataclass(frozen=True)
@@ -36,19 +40,6 @@ class Environment:
     record: CellRecord
     python: Path
     code: Path  # the staged in-cell code, the cell processes' PYTHONPATH
-
-
-def find_uv() -> str:
-    """The uv binary: on PATH (nox puts the session's own first), else the `uv` package's."""
-    found = shutil.which("uv")
-    if found:
-        return found
-    try:
-        from uv import find_uv_bin
-
-        return str(find_uv_bin())
-    except Exception:  # ImportError, or its own lookup failing on an odd sysconfig
-        raise CompatError("uv not found; install it with `pip install uv`") from None
 
 
 def env_python(directory: Path) -> Path:
@@ -114,16 +105,6 @@ def _trim(text: str, head: int = 20, tail: int = 30) -> str:
     return "\n".join(lines)
 
 
-def install_args(requirements: tuple[str, ...]) -> list[str]:
-    """uv's arguments for a cell's requirements: `-e PATH` (the project, `--install`) and
-    an axis's `--index-url URL` / `--extra-index-url URL` become two."""
-    args: list[str] = []
-    for requirement in requirements:
-        flag = requirement.startswith(("-e ", "--index-url ", "--extra-index-url "))
-        args += requirement.split(" ", 1) if flag else [requirement]
-    return args
-
-
 def _pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
     """The exactly pinned (name, version) pairs of a cell's requirements."""
     pairs = []
@@ -132,37 +113,6 @@ def _pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
         if sep and ";" not in version:
             pairs.append((name.strip().lower(), version.strip()))
     return pairs
-
-
-def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
-    """The resolver's reason in one line: uv's "Because onnx>=1.23.2 depends on
-    protobuf>=6.31.1 ..." -> "onnx>=1.23.2 requires protobuf>=6.31.1, not
-    protobuf==3.20.3" (the cell's own pin of that package); "" when there is none."""
-    text = " ".join(message.replace("╰─▶", " ").split())
-    dep = r"(\S+) depends on ([A-Za-z0-9_.-]+[<>=!~][^\s]*?),?"
-    both = re.search(rf"Because {dep} and {dep} we can conclude", text)
-    if both:  # two packages' requirements of a third clash: "… but onnxruntime>=1.32 requires …"
-        a, a_needs, b, b_needs = both.groups()
-        return f"{a} requires {a_needs}, but {b} requires {b_needs}"
-    found = re.search(r"Because (\S+) depends on ([A-Za-z0-9_.-]+)([<>=!~][^\s]*?),? ", text)
-    if found:
-        who, name, spec = found.groups()
-        # "... and you require numpy<2": the requirement it really clashes with
-        clash = re.match(r"and you require ([A-Za-z0-9_.-]+[<>=!~][^\s,]*)", text[found.end() :])
-        if clash and re.split(r"[<>=!~]", clash.group(1))[0].lower() == name.lower():
-            return f"{who} requires {name}{spec}, but the cell requires {clash.group(1)}"
-        pinned = [
-            r for r in requirements
-            if re.split(r"[<>=!~ ;]", r)[0].lower() == name.lower() and r.lower() != name.lower()
-        ]  # fmt: skip
-        return f"{who} requires {name}{spec}" + (f", not {pinned[0]}" if pinned else "")
-    start = text.find("Because ")
-    if start < 0:
-        return ""
-    sentence = text[start + len("Because ") :]
-    if ", we can conclude" in sentence:
-        sentence = sentence[: sentence.index(", we can conclude")]
-    return sentence.rstrip(".")
 
 
 def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
@@ -176,24 +126,13 @@ def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
     )
 
 
-def _run(
-    command: list[str], timeout: float, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    if env is None:
-        env = dict(os.environ)
-        env.pop("VIRTUAL_ENV", None)  # uv must target the cell, not the host session
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, check=False
-    )
-
-
 def probe(cell: Cell, python: Path, code: Path) -> CellRecord:
     """Imports the stack in the cell and runs a tiny model; import-error on failure."""
     pinned = dict(_pins(cell.requirements))
     others = sorted(set(pinned) - {"onnx", "onnxruntime", "numpy", "protobuf"})
     try:
         command = cellcode.command(python, "probe", *others)
-        done = _run(command, timeout=300, env=cellcode.environ(code), cwd=code)
+        done = run_command(command, timeout=300, env=cellcode.environ(code), cwd=code)
     except subprocess.TimeoutExpired:
         return _broken(cell, CellState.IMPORT_ERROR, "import probe ran past 300 s")
     if done.returncode != 0:
@@ -251,22 +190,6 @@ def _same(saved: object, identity: dict[str, object]) -> bool:
     return {**saved, "base_python": base_interpreter(str(base)) if base else base} == identity
 
 
-def _read_marker(marker: Path) -> dict[str, Any] | None:
-    """The marker as written, or None when it is missing, unreadable or not an object."""
-    try:
-        saved = json.loads(marker.read_text())
-    except (OSError, ValueError):
-        return None
-    return saved if isinstance(saved, dict) else None
-
-
-def _saved_record(saved: dict[str, Any]) -> CellRecord | None:
-    try:
-        return CellRecord.from_dict(saved["record"])
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-
-
 def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
     directory = root / cell.id
     python = env_python(directory)
@@ -276,13 +199,13 @@ def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
     project = _project(cell, root, base_python)
     if not (marker.is_file() and python.exists()):
         return None
-    saved = _read_marker(marker)
+    saved = read_marker(marker)
     if saved is None:
         _damaged(cell, marker, f"its {MARKER} is unreadable")
         return None
     if not _same(saved.get("identity"), identity):
         return None  # its pins changed: built again, as it should be
-    record = _saved_record(saved)
+    record = saved_record(saved)
     if record is None:
         _damaged(cell, marker, f"its {MARKER} holds no valid record")
         return None
@@ -326,102 +249,11 @@ def _damaged(cell: Cell, marker: Path, why: str) -> None:
         marker.unlink(missing_ok=True)
 
 
-def _site_packages(directory: Path) -> list[Path]:
-    return sorted(directory.glob("lib/python*/site-packages")) + sorted(
-        directory.glob("Lib/site-packages")
-    )
-
-
-def _compiled(name: str) -> bool:
-    """An extension module or shared library: what a deletion or a swap breaks first,
-    and a few dozen files per environment (every file would be 6,000 stats)."""
-    return name.endswith((".so", ".pyd", ".dylib", ".dll")) or ".so." in name
-
-
-def _distributions(directory: Path) -> dict[str, int]:
-    """Each installed distribution's folder (`onnxruntime-1.24.4.dist-info`: name and
-    version) and the size of its RECORD (-1 without one)."""
-    dists: dict[str, int] = {}
-    for site in _site_packages(directory):
-        with os.scandir(site) as entries:
-            for entry in entries:
-                if entry.name.endswith((".dist-info", ".egg-info")):
-                    try:
-                        size = (Path(entry.path) / "RECORD").stat().st_size
-                    except OSError:
-                        size = -1
-                    dists[Path(entry.path).relative_to(directory).as_posix()] = size
-    return dists
-
-
-def fingerprint(directory: Path) -> dict[str, Any]:
-    """What an environment holds, recorded when it is built and compared before each reuse:
-    its distributions (name, version, RECORD's size) and the size of every compiled file
-    they installed. Sizes, not times: a CI cache restores files with new times."""
-    files: dict[str, int] = {}
-    dists = _distributions(directory)
-    for folder in dists:
-        site = (directory / folder).parent
-        try:
-            lines = (directory / folder / "RECORD").read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        for row in csv.reader(lines):
-            if row and _compiled(row[0]) and not row[0].startswith(("..", "/")):
-                path = site / row[0]
-                try:
-                    files[path.relative_to(directory).as_posix()] = path.stat().st_size
-                except OSError:  # listed but never installed: nothing to compare later
-                    continue
-    return {"dists": dists, "files": files}
-
-
-def changes(directory: Path, recorded: object) -> str:
-    """How the environment differs from its recorded fingerprint, in a few words; "" when
-    it does not (a listing and a few dozen stats: 27 environments in milliseconds)."""
-    if not isinstance(recorded, dict):
-        return f"its {MARKER} holds no valid fingerprint"
-    dists, files = recorded.get("dists"), recorded.get("files")
-    if not isinstance(dists, dict) or not isinstance(files, dict):
-        return f"its {MARKER} holds no valid fingerprint"
-    now = _distributions(directory)
-    found: list[str] = []
-    before = {_dist_name(k): _dist_version(k) for k in dists if k not in now}
-    after = {_dist_name(k): _dist_version(k) for k in now if k not in dists}
-    # a swapped release first, the dependencies it brought or dropped after it
-    found += [f"{n} {before[n]} is now {after[n]}" for n in sorted(before.keys() & after.keys())]
-    found += [f"{n} {before[n]} was removed" for n in sorted(before.keys() - after.keys())]
-    found += [f"{n} {after[n]} was added" for n in sorted(after.keys() - before.keys())]
-    found += [f"{_dist_name(k)}'s files changed" for k, size in now.items()
-              if k in dists and dists[k] != size]  # fmt: skip
-    for name, size in files.items():
-        try:
-            actual = (directory / name).stat().st_size
-        except OSError:
-            found.append(f"{Path(name).name} is missing")
-            continue
-        if actual != size:
-            found.append(f"{Path(name).name} has changed size")
-    if not found:
-        return ""
-    more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
-    return "; ".join(found[:2]) + more
-
-
-def _dist_name(folder: str) -> str:
-    return canonicalize_name(Path(folder).name.split("-", 1)[0])
-
-
-def _dist_version(folder: str) -> str:
-    stem = Path(folder).name.rsplit(".", 1)[0]  # onnxruntime-1.24.4.dist-info
-    return stem.split("-", 1)[1] if "-" in stem else "?"
-
-
 def _install_project(cell: Cell, python: Path, record: CellRecord, project: Built) -> CellRecord:
     """Installs (again) the project's wheel alone: its dependencies are in already."""
     command = [find_uv(), "pip", "install", "--quiet", "--no-deps", "--reinstall-package",
                project.name, "--python", str(python), str(project.wheel)]  # fmt: skip
-    done = _run(command, timeout=INSTALL_TIMEOUT)
+    done = run_command(command, timeout=INSTALL_TIMEOUT)
     if done.returncode != 0:
         message = f"installing {project.wheel.name}: {done.stderr or done.stdout}"
         return _broken(cell, CellState.INSTALL_ERROR, message)
@@ -440,25 +272,12 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
     if directory.exists():
         shutil.rmtree(directory)
     uv = find_uv()
-    steps = [
-        [uv, "venv", "--quiet", "--no-python-downloads", "--python", base_python, str(directory)],
-        [
-            uv,
-            "pip",
-            "install",
-            "--quiet",
-            "--no-build",
-            "--python",
-            str(python),
-            *install_args(tuple(expanded(cell.requirements, root, base_python))),
-        ],
-    ]
-    if project is not None:  # the project's own wheel, after what it depends on
-        steps.append([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(python),
-                      str(project.wheel)])  # fmt: skip
+    requirements = tuple(expanded(cell.requirements, root, base_python))
+    wheel = project.wheel if project is not None else None
+    steps = install_commands(uv, base_python, directory, python, requirements, wheel)
     for command in steps:
         try:
-            done = _run(command, timeout=INSTALL_TIMEOUT)
+            done = run_command(command, timeout=INSTALL_TIMEOUT)
         except subprocess.TimeoutExpired:
             message = f"`{' '.join(command[1:3])}` ran past {INSTALL_TIMEOUT} s"
             return Environment(_broken(cell, CellState.INSTALL_ERROR, message), python, code)

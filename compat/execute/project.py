@@ -223,7 +223,7 @@ def build(root: Path, state: Path, python: str, say: Any = print) -> Built:
 
 
 def _build_wheel(root: Path, out: Path, python: str) -> Path:
-    from compat.execute.envs import find_uv
+    from compat.execute.installer import find_uv
 
     scratch = out.with_name(out.name + ".partial")
     shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,115 @@
+"""uv, the installer every cell's environment is made with: finding it, the commands
+and arguments a cell's requirements become, running them, and, when uv's resolver
+refuses a cell, its reason in one line. Apart from compat/execute/envs.py (when an
+environment is built or reused, and what it records) because this is what speaks uv's
+language, flags in and messages out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from compat.core.errors import CompatError
+
+INSTALL_TIMEOUT = 1800  # seconds; a first download of every release is slow, not this slow
+
+
+def find_uv() -> str:
+    """The uv binary: on PATH (nox puts the session's own first), else the `uv` package's."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except Exception:  # ImportError, or its own lookup failing on an odd sysconfig
+        raise CompatError("uv not found; install it with `pip install uv`") from None
+
+
+def install_args(requirements: tuple[str, ...]) -> list[str]:
+    """uv's arguments for a cell's requirements: `-e PATH` (the project, `--install`) and
+    an axis's `--index-url URL` / `--extra-index-url URL` become two."""
+    args: list[str] = []
+    for requirement in requirements:
+        flag = requirement.startswith(("-e ", "--index-url ", "--extra-index-url "))
+        args += requirement.split(" ", 1) if flag else [requirement]
+    return args
+
+
+def install_commands(
+    uv: str,
+    base_python: str,
+    directory: Path,
+    python: Path,
+    requirements: tuple[str, ...],
+    wheel: Path | None,
+) -> list[list[str]]:
+    """uv's commands that build a cell's environment in `directory`: a venv of the base
+    interpreter, the cell's requirements (wheels only), then the project's own wheel
+    when the cell installs the project."""
+    steps = [
+        [uv, "venv", "--quiet", "--no-python-downloads", "--python", base_python, str(directory)],
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--no-build",
+            "--python",
+            str(python),
+            *install_args(requirements),
+        ],
+    ]
+    if wheel is not None:  # the project's own wheel, after what it depends on
+        steps.append([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(python),
+                      str(wheel)])  # fmt: skip
+    return steps
+
+
+def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
+    """The resolver's reason in one line: uv's "Because onnx>=1.23.2 depends on
+    protobuf>=6.31.1 ..." -> "onnx>=1.23.2 requires protobuf>=6.31.1, not
+    protobuf==3.20.3" (the cell's own pin of that package); "" when there is none."""
+    text = " ".join(message.replace("╰─▶", " ").split())
+    dep = r"(\S+) depends on ([A-Za-z0-9_.-]+[<>=!~][^\s]*?),?"
+    both = re.search(rf"Because {dep} and {dep} we can conclude", text)
+    if both:  # two packages' requirements of a third clash: "… but onnxruntime>=1.32 requires …"
+        a, a_needs, b, b_needs = both.groups()
+        return f"{a} requires {a_needs}, but {b} requires {b_needs}"
+    found = re.search(r"Because (\S+) depends on ([A-Za-z0-9_.-]+)([<>=!~][^\s]*?),? ", text)
+    if found:
+        who, name, spec = found.groups()
+        # "... and you require numpy<2": the requirement it really clashes with
+        clash = re.match(r"and you require ([A-Za-z0-9_.-]+[<>=!~][^\s,]*)", text[found.end() :])
+        if clash and re.split(r"[<>=!~]", clash.group(1))[0].lower() == name.lower():
+            return f"{who} requires {name}{spec}, but the cell requires {clash.group(1)}"
+        pinned = [
+            r for r in requirements
+            if re.split(r"[<>=!~ ;]", r)[0].lower() == name.lower() and r.lower() != name.lower()
+        ]  # fmt: skip
+        return f"{who} requires {name}{spec}" + (f", not {pinned[0]}" if pinned else "")
+    start = text.find("Because ")
+    if start < 0:
+        return ""
+    sentence = text[start + len("Because ") :]
+    if ", we can conclude" in sentence:
+        sentence = sentence[: sentence.index(", we can conclude")]
+    return sentence.rstrip(".")
+
+
+def run_command(
+    command: list[str], timeout: float, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A command run to its end, its output captured as text: uv's steps, or the probe
+    in a cell (`env` given); by default the host's environment without VIRTUAL_ENV."""
+    if env is None:
+        env = dict(os.environ)
+        env.pop("VIRTUAL_ENV", None)  # uv must target the cell, not the host session
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, check=False
+    )
