@@ -21,8 +21,8 @@ from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report
 from compat.corpus.backend_suite import FAMILY as SUITE
 from compat.followup.triage.command import Triaged
+from compat.followup.triage.finding_report import finding_markdown
 from compat.followup.triage.findings import Finding
-from compat.followup.triage.report import finding_markdown
 from compat.plan.matrix import Cell
 from compat.render.families import render_block
 from compat.render.outputs import RENDERERS, Style, files
@@ -252,7 +252,7 @@ def test_a_triage_report_is_inert(tmp_path: Path) -> None:
 
 
 def test_a_fenced_model_text_cannot_be_closed_by_a_name() -> None:
-    from compat.followup.triage.report import model_text
+    from compat.followup.triage.finding_report import model_text
 
     fenced = md_fence(model_text(hostile_model()))
     fence = fenced.split("\n", 1)[0]

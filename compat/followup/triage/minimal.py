@@ -22,7 +22,7 @@ from compat.execute.envs import Environment, existing_env
 from compat.execute.run import Settings
 from compat.execute.served import ServedWorker
 from compat.followup.cut import node_count, nodes_in_bodies
-from compat.followup.reduce import reduce
+from compat.followup.reduce import Progress, Reduced, reduce
 from compat.followup.triage.common import only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
 from compat.plan.matrix import Cell
@@ -72,22 +72,11 @@ def minimal_model(
         fails = SameFailure(finding, case, work / "candidates", bad.run, good.run if good else None)
         last = fails.last
 
-        shown = [node_count(case.model)]
         say(
             f"  reducing {describe(case.model)} on {finding.bad_cell.id}"
             + (f", keeping it passing on {good_cell.id}" if good_cell else "")
         )
-
-        tops = [len(case.model.graph.node)]
-
-        def progress(model: onnx.ModelProto, tried: int) -> None:
-            inlined = len(model.graph.node) > tops[-1]  # more at the top: an If's branch
-            tops.append(len(model.graph.node))
-            if inlined or node_count(model) <= shown[-1] * 3 // 4 or node_count(model) <= 3:
-                shown.append(node_count(model))
-                how = ", an If replaced by the branch it takes" if inlined else ""
-                say(f"    {describe(model)} ({plural(tried, 'candidate')}{how})")
-
+        progress = _progress(case.model)
         start = next((m for m in earlier if fails(m.model, m.feeds)), None)
         if start is not None:
             say(
@@ -111,14 +100,7 @@ def minimal_model(
         f"({', '.join(n.op_type for n in reduced.model.graph.node)}), "
         f"{plural(reduced.tried, 'candidate')}, {plural(workers, 'worker')}"
     )
-    note = ""
-    if start is None and node_count(reduced.model) == node_count(case.model):
-        note = (
-            f"no smaller graph fails the same way ({reduced.tried} candidates): the "
-            "failure needs every node, or lies in what the graph declares rather than "
-            "in its nodes"
-        )
-        say(f"  {note}")
+    note = _not_smaller(reduced, case) if start is None else ""
     return Minimal(
         reduced.model,
         reduced.feeds,
@@ -130,6 +112,38 @@ def minimal_model(
         last["files"],
         note,
     )
+
+
+def _progress(model: onnx.ModelProto) -> Progress:
+    """The reduction's progress, said as it goes: each candidate kept that is a quarter
+    smaller than the last one said (or has 3 nodes or fewer), or that replaced an If by
+    the branch it takes."""
+    shown = [node_count(model)]
+    tops = [len(model.graph.node)]
+
+    def progress(model: onnx.ModelProto, tried: int) -> None:
+        inlined = len(model.graph.node) > tops[-1]  # more at the top: an If's branch
+        tops.append(len(model.graph.node))
+        if inlined or node_count(model) <= shown[-1] * 3 // 4 or node_count(model) <= 3:
+            shown.append(node_count(model))
+            how = ", an If replaced by the branch it takes" if inlined else ""
+            say(f"    {describe(model)} ({plural(tried, 'candidate')}{how})")
+
+    return progress
+
+
+def _not_smaller(reduced: Reduced, case: Case) -> str:
+    """Why the reduction from the original kept every node, said and returned; "" when
+    it did make it smaller."""
+    if node_count(reduced.model) != node_count(case.model):
+        return ""
+    note = (
+        f"no smaller graph fails the same way ({reduced.tried} candidates): the "
+        "failure needs every node, or lies in what the graph declares rather than "
+        "in its nodes"
+    )
+    say(f"  {note}")
+    return note
 
 
 Evaluate = Callable[[str, str, Path], dict[str, Any]]

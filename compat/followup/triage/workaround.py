@@ -22,7 +22,7 @@ from compat.execute.run import Settings, run_matrix
 from compat.followup.triage.common import FAMILY, only_check, plural, say
 from compat.followup.triage.findings import Finding, same_way, signature_of, state
 from compat.followup.triage.minimal import Minimal
-from compat.plan.matrix import Plan
+from compat.plan.matrix import Cell, Plan
 
 
 @dataclass
@@ -70,16 +70,7 @@ def spellings(
     (rewrite, release, result) where a rewrite that fixes the minimal model leaves the
     original failing another way: a second failure hiding behind this one."""
     check, package = finding.check, finding.package
-    cells = list(
-        dict.fromkeys(
-            [
-                *plan.axes.get(package, ()),
-                finding.bad_cell,
-                *([finding.good_cell] if finding.good_cell else []),
-            ]
-        )
-    )
-    cells.sort(key=lambda c: version_key(c.version(package)))
+    cells = _axis_cells(finding, plan)
     bases = {"original": only_check(case, check, f"{FAMILY}.original")}
     if minimal is not None:
         bases["minimal"] = only_check(
@@ -117,6 +108,33 @@ def spellings(
     say(f"  {len(original) - 1} spellings of the original × {len(cells)} releases of {package}")
     if len(original) > 1:  # else nothing to compare the original with: not run again
         run(original)
+    found = _compared(bases, by_case)
+    shipped = [s for s in found if s.model == "original" and s.fixes]
+    if shipped:
+        _other_checks(shipped, case, plan, settings, first)
+    return found, _hidden(found, bases["original"], cells, results_of, finding)
+
+
+def _axis_cells(finding: Finding, plan: Plan) -> list[Cell]:
+    """The finding's axis: the plan's releases of its package and the bisected boundary
+    (the failing and the passing cell), oldest first."""
+    package = finding.package
+    cells = list(
+        dict.fromkeys(
+            [
+                *plan.axes.get(package, ()),
+                finding.bad_cell,
+                *([finding.good_cell] if finding.good_cell else []),
+            ]
+        )
+    )
+    cells.sort(key=lambda c: version_key(c.version(package)))
+    return cells
+
+
+def _compared(bases: dict[str, Case], by_case: dict[str, dict[str, str]]) -> list[Spelling]:
+    """Each spelling that ran, compared with the model it rewrites (`bases`: "original",
+    "minimal"), release by release (`by_case`: case id -> release -> bad/good/-)."""
     found = []
     for name, base in bases.items():
         before = by_case.get(base.id, {})
@@ -127,9 +145,19 @@ def spellings(
             rewrite = variant.split("~", 1)[1]
             described = REWRITES[rewrite].description
             found.append(Spelling(rewrite, described, name, after, fixes, breaks))
-    shipped = [s for s in found if s.model == "original" and s.fixes]
-    if shipped:
-        _other_checks(shipped, case, plan, settings, first)
+    return found
+
+
+def _hidden(
+    found: list[Spelling],
+    original: Case,
+    cells: list[Cell],
+    results_of: list[CheckResult],
+    finding: Finding,
+) -> list[tuple[str, str, str]]:
+    """(rewrite, release, result) where a rewrite fixes the minimal model but leaves the
+    original failing another way: a second failure hiding behind this one."""
+    package = finding.package
     originals = {s.rewrite: s for s in found if s.model == "original"}
     hidden: list[tuple[str, str, str]] = []
     results = {(r.case, r.cell): r for r in results_of}
@@ -138,7 +166,7 @@ def spellings(
         if spelling.model != "minimal" or not spelling.fixes or same is None or same.fixes:
             continue
         for cell in cells:
-            got = results.get((f"{bases['original'].id}~{spelling.rewrite}", cell.id))
+            got = results.get((f"{original.id}~{spelling.rewrite}", cell.id))
             if (
                 got is not None
                 and state(got.outcome) == "bad"
@@ -146,7 +174,7 @@ def spellings(
             ):
                 hidden.append((spelling.rewrite, cell.version(package), got.summary))
                 break
-    return found, hidden
+    return hidden
 
 
 def _other_checks(
