@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from compat.cli.commands import COMMANDS
 from compat.cli.main import main
 from tests.conftest import ROOT
 
@@ -130,3 +133,66 @@ def test_bad_drop_in_inputs_exit_2_with_one_line_naming_the_file(
     (tmp_path / "layer_norm.npz").write_bytes(b"PK\x03\x04 cut short")
     code, _, err = run(capsys, "--cases-dir", str(tmp_path), "--list")
     assert code == 2 and "layer_norm.npz: not an .npz archive" in err and err.count("\n") == 1
+
+
+# -- what a command imports: `--help` and the plan stay quick -------------------------
+
+IMPORTS = """\
+import sys
+from compat.cli.commands import COMMANDS
+from compat.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("MODULES", *sorted(sys.modules), file=sys.stderr)
+"""
+
+
+def imported_by(*argv: str) -> set[str]:
+    """The modules a fresh interpreter holds after `onnx-compat ARGV` (in this checkout)."""
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS, *argv], cwd=ROOT, capture_output=True, text=True
+    )
+    last = done.stderr.splitlines()[-1].split()
+    assert last[0] == "MODULES", done.stderr
+    return set(last[1:])
+
+
+def _commands(modules: set[str]) -> set[str]:
+    return {m.rsplit(".", 1)[1] for m in modules if m.startswith("compat.cli.commands.")}
+
+
+def _heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in ("onnx", "onnxruntime")}
+
+
+@pytest.mark.subprocess
+def test_the_list_of_commands_imports_no_command_and_no_onnx() -> None:
+    modules = imported_by("--help")
+    assert _commands(modules) == set()
+    assert _heavy(modules) == set()
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"annotations"}))
+def test_a_command_s_help_imports_that_command_only(name: str) -> None:
+    modules = imported_by(name, "--help")
+    assert _commands(modules) == {name}
+    assert _heavy(modules) == set()
+
+
+@pytest.mark.subprocess
+def test_the_plan_comes_from_the_config_alone_without_onnx() -> None:
+    modules = imported_by("plan", "--config", str(ROOT / "pyproject.toml"))
+    assert "compat.plan.matrix" in modules  # it did plan
+    assert _heavy(modules) == set()
+
+
+@pytest.mark.subprocess
+def test_listing_the_matrix_imports_no_onnxruntime() -> None:
+    """`matrix --list` prints the cases, and the case modules build their models with
+    onnx: onnx is imported, onnxruntime (the cells' business) never is."""
+    modules = imported_by("matrix", "--list", "--config", str(ROOT / "pyproject.toml"))
+    assert "compat.workflow.corpus" in modules
+    assert not {m for m in modules if m.split(".")[0] == "onnxruntime"}

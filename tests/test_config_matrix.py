@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.cli.main import build_parser
+from compat.cli.commands.matrix import MatrixRequest
+from compat.cli.main import parse
 from compat.core.case import Case, KnownFailure
 from compat.core.errors import ConfigError, UsageError
 from compat.core.outcomes import CheckResult, Outcome
@@ -14,7 +15,7 @@ from compat.corpus.known import classify
 from compat.execute.installer import resolver_reason
 from compat.plan.config import load_config
 from compat.plan.matrix import Cell, expand, parse_axis, parse_pin, parse_version_list, select_cells
-from compat.workflow.steps import load_corpus
+from compat.workflow.corpus import load_corpus
 from tests.conftest import ROOT
 
 CONFIG = load_config(ROOT / "pyproject.toml")
@@ -134,11 +135,12 @@ link = "https://github.com/example/exporter/issues/7"
 
 
 def corpus_with(config_path: Path, *extra: str) -> list[Case]:
-    args = build_parser().parse_args(
+    _, request = parse(
         ["matrix", "--config", str(config_path), "--corpus", str(ROOT / "cases"),
          "--cases-dir", str(ROOT / "examples" / "models"), *extra]
     )  # fmt: skip
-    return load_corpus(args, load_config(config_path)).cases
+    assert isinstance(request, MatrixRequest)
+    return load_corpus(request.common, load_config(config_path)).cases
 
 
 def test_known_failures_of_any_case_are_data_in_the_config(tmp_path: Path) -> None:

@@ -18,11 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compat.cli.main import build_parser, main
+from compat.cli.commands.matrix import MatrixRequest
+from compat.cli.main import main, parse
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.printed import repro_command
 from compat.core.report import CaseInfo, Report, read_json
-from compat.workflow.steps import finish, run_options
+from compat.workflow.corpus import run_options
+from compat.workflow.finish import finish
+from compat.workflow.request import Request
 from tests.conftest import ROOT
 
 CELL = CellRecord("onnx1.23.2-ort1.24.4", "1.23.2", "1.24.4", CellState.READY)
@@ -64,8 +67,11 @@ reason = "a bug this config claims, which does not exist: checker xpasses"
 """
 
 
-def parse(*args: str) -> object:
-    return build_parser().parse_args(["matrix", *args])
+def parsed(*args: str) -> Request:
+    """The shared part of a `matrix` command line's request."""
+    _, request = parse(["matrix", *args])
+    assert isinstance(request, MatrixRequest)
+    return request.common
 
 
 # -- the command as printed (no environment needed) ----------------------------------
@@ -98,11 +104,11 @@ def test_run_options_record_only_what_differs_from_the_defaults(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    assert run_options(parse()) == {}
-    assert run_options(parse("--config", "pyproject.toml", "--corpus", "cases")) == {}
+    assert run_options(parsed()) == {}
+    assert run_options(parsed("--config", "pyproject.toml", "--corpus", "cases")) == {}
     models = tmp_path / "my models"
     got = run_options(
-        parse("--config", str(tmp_path / "ci.toml"), "--cases-dir", "examples/models",
+        parsed("--config", str(tmp_path / "ci.toml"), "--cases-dir", "examples/models",
               "--cases-dir", str(models), "--timeout", "7")
     )  # fmt: skip
     assert got == {
@@ -111,7 +117,7 @@ def test_run_options_record_only_what_differs_from_the_defaults(
         "timeout": 7.0,
     }
     # a corpus is recorded when it is not the config's own cases/ folder
-    assert run_options(parse("--config", str(tmp_path / "ci.toml"), "--corpus", "cases")) == {
+    assert run_options(parsed("--config", str(tmp_path / "ci.toml"), "--corpus", "cases")) == {
         "config": str(tmp_path / "ci.toml"),
         "corpus": "cases",
     }
@@ -138,7 +144,7 @@ def test_the_terminal_summary_prints_the_command_with_the_run_s_options() -> Non
 def printed_commands(shared_state: Path, out: Path, args: list[str]) -> list[str]:
     """Runs the matrix for real and returns the repro commands its summary prints.
 
-    The options are recorded in the report by `compat.workflow.steps.run_options`; until the
+    The options are recorded in the report by `compat.workflow.corpus.run_options`; until the
     matrix command itself stores them (`report.run["options"]`), they are added here
     from the same parsed arguments before the summary is printed again."""
     common = [
@@ -148,7 +154,7 @@ def printed_commands(shared_state: Path, out: Path, args: list[str]) -> list[str
     ]
     assert main(["matrix", *common, *args]) == 1  # something unexpected: the point
     report = read_json(out / "matrix.json")
-    options = run_options(parse(*common, *args))
+    options = run_options(parsed(*common, *args))
     report = replace(report, run={"options": options, **report.run})
     return _printed(report)
 

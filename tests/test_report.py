@@ -130,7 +130,7 @@ def test_the_terminal_summary_of_the_default_run_fits_a_screen(
 ) -> None:
     """The committed default run (docs/matrix.json.gz: 27 cells, 151 cases): at most 60
     lines, none over 120 characters, the family × release grid first."""
-    from compat.workflow.steps import finish
+    from compat.workflow.finish import finish
 
     report = read_json(ROOT / "docs" / "matrix.json.gz")
     finish(report, [Path("reports/matrix.json"), Path("reports/matrix.md")])

@@ -11,7 +11,6 @@ their data inside the folder load and run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -31,7 +30,8 @@ from compat.core.errors import ConfigError, UsageError
 from compat.corpus.discover import write_case
 from compat.corpus.dropin import load_dropins
 from compat.corpus.make import const, model, tensor
-from compat.followup.triage.command import load_case
+from compat.followup.triage.command import TriageRequest, load_case
+from compat.workflow.request import Request
 from tests.conftest import ROOT
 
 SHAPE = np.array([2, 3], dtype=np.int64)  # Reshape's shape: [6] -> [2, 3]
@@ -317,7 +317,7 @@ def test_triage_variants_and_annotations_refuse_it_too(
     path = write(models, "sparse initializer values", str(secret))
     expected = refusal(path, "sparse initializer values", str(secret), "an absolute path")
     with pytest.raises(UsageError) as info:
-        load_case(argparse.Namespace(model=path, inputs=None, check=None))
+        load_case(TriageRequest(Request(), path))
     assert str(info.value) == expected
     assert main(["variants", str(path), "--out", str(tmp_path / "variants")]) == 2
     assert capsys.readouterr().err == f"onnx-compat: error: {expected}\n"

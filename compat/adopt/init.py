@@ -7,9 +7,8 @@ has what `init` would write is left as it is, and the output says so, one line p
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -163,16 +162,16 @@ def init(
     return said
 
 
-def cmd_init(args: argparse.Namespace) -> int:
-    """`onnx-compat init`: adopts onnx-compat in the current folder; never overwrites."""
+def cmd_init(options: InitOptions) -> int:
+    """`onnx-compat init`: adopts onnx-compat in the current folder; never overwrites.
+    No `--models`: models/ when the project has one."""
     project = Path.cwd()
-    models = args.models or (["models"] if (project / "models").is_dir() else [])
+    models = options.models or (["models"] if (project / "models").is_dir() else [])
     for folder in models:
         if not (project / folder).is_dir():
             raise UsageError(f"--models {folder}: no such folder here ({project})")
-    if args.shards < 1:
-        raise UsageError(f"--shards {args.shards}: give at least 1")
-    options = InitOptions(args.install, models, args.run, args.ci, args.shards)
-    for line in init(project, options):
+    if options.shards < 1:
+        raise UsageError(f"--shards {options.shards}: give at least 1")
+    for line in init(project, replace(options, models=models)):
         print(line)
     return 0

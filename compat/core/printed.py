@@ -17,7 +17,7 @@ def repro_command(
     cell: CellRecord, cases: list[str], options: Mapping[str, Any] | None = None
 ) -> str:
     """`nox -s repro -- onnx==… onnxruntime==… [--cases …]`, plus the options the run
-    loaded its cases with (`report.run["options"]`, see `compat.workflow.steps.run_options`):
+    loaded its cases with (`report.run["options"]`, see `compat.workflow.corpus.run_options`):
     the command works as printed, drop-in models included."""
     weekly = [r for r in cell.requirements if r.startswith("onnx-weekly==")]
     args = [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]

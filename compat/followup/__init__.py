@@ -1,3 +1,3 @@
 """Follow-up tools on a finished run: `repro` rebuilds one cell under exact pins and
 writes self-contained scripts (template: `repro_script.py`); `bisect` finds the release
-where an outcome changes. `commands` holds their command-line entry points."""
+where an outcome changes. Their commands are compat/cli/commands/."""

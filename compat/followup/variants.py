@@ -4,7 +4,6 @@ what was rewritten where."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from pathlib import Path
@@ -16,18 +15,19 @@ from compat.corpus.dropin import load_model
 from compat.corpus.rewrites import select, variants
 
 
-def cmd_variants(args: argparse.Namespace) -> int:
-    model_path: Path = args.model
+def write_variants(model_path: Path, out: Path | None, rewrites: str | None) -> int:
+    """Writes each variant of the model (with its inputs, renamed) to `out`, by default
+    MODEL~variants/ beside it, and variants.json listing them; `rewrites`: globs."""
     if not model_path.is_file():
         raise UsageError(f"{model_path}: no such model file")
     model = load_model(model_path)  # external data checked and inlined: it is untrusted
-    out: Path = args.out or model_path.parent / f"{model_path.stem}~variants"
+    out = out or model_path.parent / f"{model_path.stem}~variants"
     out.mkdir(parents=True, exist_ok=True)
     inputs = sorted(model_path.parent.glob(f"{model_path.stem}.npz")) + sorted(
         model_path.parent.glob(f"{model_path.stem}.[0-9]*.npz")
     )
     listed = []
-    for rewrite, applied in variants(model, select(args.rewrites)):
+    for rewrite, applied in variants(model, select(rewrites)):
         name = f"{model_path.stem}~{rewrite.name}"
         onnx.save(applied.model, str(out / f"{name}.onnx"))
         for npz in inputs:  # the same inputs, named for the variant (MODEL.npz, MODEL.1.npz)

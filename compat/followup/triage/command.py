@@ -18,7 +18,6 @@ The phases, each a function of the one before:
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import shutil
 import tempfile
@@ -45,15 +44,25 @@ from compat.followup.triage.report import write_triage
 from compat.followup.triage.workaround import Spelling, known_like, spellings
 from compat.plan.config import Config, load_config
 from compat.plan.matrix import Plan
-from compat.workflow.steps import (
-    default_corpus,
-    fixed_requirements,
-    follow_axes,
-    prepare_project,
-    project_config,
-    resolve_plan,
-    settings_of,
-)
+from compat.workflow.corpus import default_corpus
+from compat.workflow.plan import follow_axes, resolve_plan
+from compat.workflow.project import fixed_requirements, prepare_project, project_config
+from compat.workflow.request import PlanRequest, Request
+from compat.workflow.settings import settings_of
+
+
+@dataclass(frozen=True)
+class TriageRequest:
+    """The model to triage (its inputs, one check of it), and the shared options: the
+    plan, the setup and how the cells run. `common.run.out` None: reports/triage/MODEL/."""
+
+    common: Request
+    model: Path
+    inputs: Path | None = None  # None: MODEL.npz beside it, else generated
+    check: str | None = None  # None: every check
+
+    def out(self) -> Path:
+        return self.common.run.out or Path("reports") / "triage" / slug(self.model.stem)
 
 
 @dataclass
@@ -116,29 +125,27 @@ def declared_known(path: Path, case_id: str, config: Config) -> list[KnownFailur
     return [e.failure for e in entries]
 
 
-def load_case(args: argparse.Namespace) -> Case:
+def load_case(request: TriageRequest) -> Case:
     """The model and its inputs as a case, `--check` applied; bad input in one line."""
-    path: Path = args.model
+    path, check = request.model, request.check
     if not path.is_file():
         raise UsageError(f"{path}: no such model file; give the .onnx file to triage")
     model = load_model(path)
-    runs = model_runs(path, model, args.inputs)
+    runs = model_runs(path, model, request.inputs)
     case = model_case(f"{FAMILY}.{slug(path.stem)}", f"{path.name}, triaged", model, runs)
-    if args.check:
-        if args.check not in case.checks:
-            raise UsageError(
-                f"--check {args.check}: a model is checked by {', '.join(case.checks)}"
-            )
-        case = only_check(case, args.check)
+    if check:
+        if check not in case.checks:
+            raise UsageError(f"--check {check}: a model is checked by {', '.join(case.checks)}")
+        case = only_check(case, check)
     return case
 
 
-def check_plan_options(args: argparse.Namespace) -> None:
-    for flag, given in (("--cross", args.cross), ("--shard", args.shard)):
+def check_plan_options(asked: PlanRequest) -> None:
+    for flag, given in (("--cross", asked.cross), ("--shard", asked.shard)):
         if given:
             raise UsageError(f"{flag}: triage compares the releases of each axis; drop {flag}")
-    for axis, other, flag in (("onnx", args.ort, "--ort"), ("onnxruntime", args.onnx, "--onnx")):
-        if args.axis == axis and other:
+    for axis, other, flag in (("onnx", asked.ort, "--ort"), ("onnxruntime", asked.onnx, "--onnx")):
+        if asked.axis == axis and other:
             raise UsageError(
                 f"{flag} {other}: with --axis {axis} only the {axis} axis runs (paired with "
                 f"the config's release of the other package); drop {flag} or --axis"
@@ -198,67 +205,69 @@ def triage_one(
             f"{finding.package} {release}: {clip(summary, 150)}")  # fmt: skip
 
 
-def cmd_triage(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    config, _ = follow_axes(args, load_config(args.config))
-    case = load_case(args)
-    path: Path = args.model
-    check_plan_options(args)
-    out: Path = args.out or Path("reports") / "triage" / slug(path.stem)
-    _, plan = resolve_plan(args, config)
+def prepare(request: TriageRequest) -> tuple[Run, Case]:
+    """The plan, its settings and a work folder of its own, and the model as a case;
+    every option that cannot work, said first."""
+    common = request.common
+    config, _ = follow_axes(common, load_config(common.config))
+    case = load_case(request)
+    check_plan_options(common.plan)
+    _, plan = resolve_plan(common, config)
     if len({c.pins for c in plan.cells}) > 1:
         raise UsageError(
             "triage compares onnx and onnxruntime releases; an extra axis (--pkg, "
             "[tool.compat.axes]) multiplies them: pin the other package with --with PKG==V"
         )
-    settings = settings_of(args, config)
+    settings = settings_of(common, config)
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="triage-", dir=settings.work_dir))
-    prepare_project(args, config)
-    config = project_config(args, config)
-    run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(args),
-              work, default_corpus(args.config), declared_known(path, case.id, config))  # fmt: skip
-    try:
-        nodes = len(case.model.graph.node)
-        say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}, "
-            f"checks {', '.join(case.checks)}")  # fmt: skip
-        first, findings, flaky = where(run, case)
-        pending: list[tuple[Case, Report, list[Finding], str, Triaged | None]] = [
-            (case, first, findings, "", None)
-        ]
-        triaged: list[Triaged] = []
-        while pending and len(triaged) < MOST_FINDINGS:
-            source, report, found, behind, origin = pending.pop(0)
-            for finding in found:
-                if any(
-                    t.finding.check == finding.check
-                    and same_way(t.finding.signature, finding.signature)
-                    for t in triaged
-                ):
-                    continue  # fmt: skip
-                item = Triaged(finding, nodes, behind=behind)
-                triaged.append(item)
-                if origin is not None:
-                    origin.followed.append(len(triaged))
-                earlier = [t.minimal for t in triaged if t.minimal]
-                triage_one(run, item, source, report, len(triaged), earlier)
-                for rewrite, _, _ in item.hidden[:1]:  # what this failure hides: triaged next
-                    applied = REWRITES[rewrite].function(source.model)
-                    if applied is None:
-                        continue
-                    respelled = replace(source, id=f"{source.id}~{rewrite}", model=applied.model)
-                    spelled = only_check(respelled, finding.check)
-                    say(f"1/5 where, behind finding {len(triaged)}: the model spelled {rewrite}")
-                    report_s, found_s, _ = where(run, spelled)
-                    how = (f"once finding {len(triaged)} is worked around (the model spelled "
-                           f"`{rewrite}`)")  # fmt: skip
-                    pending.append((spelled, report_s, found_s, how, item))
-        say("5/5 report")
-        written = write_triage(out, path, case, first, triaged, flaky)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    for line in written:
-        say(f"  {line}")
+    prepare_project(common, config)
+    config = project_config(common, config)
+    declared = declared_known(request.model, case.id, config)
+    run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(common),
+              work, default_corpus(common.config), declared)  # fmt: skip
+    return run, case
+
+
+def follow_findings(run: Run, case: Case, first: Report, findings: list[Finding]) -> list[Triaged]:
+    """Phases 2 to 4 of each finding, then of each failure hiding behind one (the model
+    spelled with the rewrite that works around it), up to MOST_FINDINGS."""
+    nodes = len(case.model.graph.node)
+    pending: list[tuple[Case, Report, list[Finding], str, Triaged | None]] = [
+        (case, first, findings, "", None)
+    ]
+    triaged: list[Triaged] = []
+    while pending and len(triaged) < MOST_FINDINGS:
+        source, report, found, behind, origin = pending.pop(0)
+        for finding in found:
+            if any(
+                t.finding.check == finding.check
+                and same_way(t.finding.signature, finding.signature)
+                for t in triaged
+            ):
+                continue  # fmt: skip
+            item = Triaged(finding, nodes, behind=behind)
+            triaged.append(item)
+            if origin is not None:
+                origin.followed.append(len(triaged))
+            earlier = [t.minimal for t in triaged if t.minimal]
+            triage_one(run, item, source, report, len(triaged), earlier)
+            for rewrite, _, _ in item.hidden[:1]:  # what this failure hides: triaged next
+                applied = REWRITES[rewrite].function(source.model)
+                if applied is None:
+                    continue
+                respelled = replace(source, id=f"{source.id}~{rewrite}", model=applied.model)
+                spelled = only_check(respelled, finding.check)
+                say(f"1/5 where, behind finding {len(triaged)}: the model spelled {rewrite}")
+                report_s, found_s, _ = where(run, spelled)
+                how = (f"once finding {len(triaged)} is worked around (the model spelled "
+                       f"`{rewrite}`)")  # fmt: skip
+                pending.append((spelled, report_s, found_s, how, item))
+    return triaged
+
+
+def say_findings(triaged: list[Triaged]) -> None:
+    """One line per finding: what, since when, the minimal model, the workaround."""
     for number, item in enumerate(triaged, 1):
         minimal = item.minimal
         shape = (
@@ -271,8 +280,28 @@ def cmd_triage(args: argparse.Namespace) -> int:
             f"finding {number}: {item.finding.title()}; {item.finding.boundary()}; minimal: "
             f"{shape}; workaround: {', '.join(shipped) or 'none found'}"
         )
+
+
+def triage(request: TriageRequest) -> int:
+    """`onnx-compat triage MODEL`: the five phases, the report written to `request.out()`."""
+    started = time.monotonic()
+    run, case = prepare(request)
+    path, plan = request.model, run.plan
+    try:
+        nodes = len(case.model.graph.node)
+        say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}, "
+            f"checks {', '.join(case.checks)}")  # fmt: skip
+        first, findings, flaky = where(run, case)
+        triaged = follow_findings(run, case, first, findings)
+        say("5/5 report")
+        written = write_triage(request.out(), path, case, first, triaged, flaky)
+    finally:
+        shutil.rmtree(run.work, ignore_errors=True)
+    for line in written:
+        say(f"  {line}")
+    say_findings(triaged)
     say(
         f"triaged in {time.monotonic() - started:.1f} s: {plural(len(triaged), 'finding')}; "
-        f"{out / 'report.md'}"
+        f"{request.out() / 'report.md'}"
     )
     return 0

@@ -1,0 +1,127 @@
+"""`onnx-compat bisect --package P`: the first release of onnx or onnxruntime where one
+check of one case changes its outcome, each probe a cell of its own."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from compat.cli.options import add_config, add_corpus, add_run, add_setup, request_of
+from compat.core.errors import UsageError
+from compat.workflow.request import Request
+
+if TYPE_CHECKING:
+    from compat.core.case import Case
+    from compat.corpus.discover import Corpus
+
+
+@dataclass(frozen=True)
+class BisectRequest:
+    """The shared options, and what to bisect: which check of which case, on which
+    package's releases, between which."""
+
+    common: Request
+    package: str  # `onnx` or `onnxruntime`
+    case: str | None = None  # None with one --run command: its case
+    check: str | None = None  # None with --run: `command`
+    good: str | None = None  # None: the axis start
+    bad: str | None = None  # None: the newest
+    pre: bool = False
+    yanked: bool = False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--case", help="the case id (default with one --run: its case)")
+    parser.add_argument("--check", help="the check id (default with --run: command)")
+    parser.add_argument("--package", required=True, choices=("onnx", "onnxruntime"))
+    parser.add_argument("--good", metavar="V", help="first release (default: the axis start)")
+    parser.add_argument("--bad", metavar="V", help="last release (default: the newest)")
+    parser.add_argument("--pre", action="store_true", help="include pre-releases")
+    parser.add_argument("--yanked", action="store_true", help="include yanked releases")
+    add_config(parser)
+    add_setup(parser)
+    add_corpus(parser)
+    add_run(parser)
+
+
+def request(args: argparse.Namespace) -> BisectRequest:
+    return BisectRequest(request_of(args), args.package, args.case, args.check, args.good,
+                         args.bad, args.pre, args.yanked)  # fmt: skip
+
+
+def chosen(request: BisectRequest, corpus: Corpus) -> tuple[Case, str]:
+    """The case and check to bisect: as named, or the one `--run` command's."""
+    commands = [c for c in corpus.cases if c.command]
+    case_id, check = request.case, request.check
+    if case_id is None and len(commands) == 1:  # `bisect --run 'pytest …'`
+        case_id, check = commands[0].id, check or "command"
+    if case_id is None or check is None:
+        raise UsageError("name the --case and --check to bisect (or give one --run command)")
+    case = next((c for c in corpus.cases if c.id == case_id), None)
+    if case is None:
+        raise UsageError(f"--case {case_id}: no such case; see `nox -s matrix -- --list`")
+    if check not in case.checks:
+        raise UsageError(f"--check {check}: {case.id} has {', '.join(case.checks)}")
+    return case, check
+
+
+def run(request: BisectRequest) -> int:
+    # the pipeline is imported when the command runs: `bisect --help` stays quick
+    from compat.core.outcomes import CellState
+    from compat.core.versions import version_key
+    from compat.corpus.discover import write_case
+    from compat.execute.run import run_cell
+    from compat.followup.bisection import bisect
+    from compat.plan.config import load_config
+    from compat.plan.index import releases
+    from compat.plan.matrix import make_cell
+    from compat.workflow.corpus import load_corpus
+    from compat.workflow.plan import follow_axes
+    from compat.workflow.project import fixed_requirements, prepare_project, project_config
+    from compat.workflow.settings import settings_of
+
+    common, package = request.common, request.package
+    config = load_config(common.config)
+    case, check = chosen(request, load_corpus(common, config))
+    config, _ = follow_axes(common, config)
+    axis = config.onnx if package == "onnx" else config.onnxruntime
+    good = request.good or axis.versions[0]
+    available = releases(package, request.pre, request.yanked)
+    versions = [v for v in available if version_key(good) <= version_key(v)]
+    if request.bad:
+        versions = [v for v in versions if version_key(v) <= version_key(request.bad)]
+    for flag, value in (("--good", good), ("--bad", request.bad)):
+        if value and value not in available:
+            raise UsageError(f"{flag} {value}: not an installable release of {package}")
+    print(f"bisecting {len(versions)} {package} releases: {', '.join(versions)}")
+    settings = settings_of(common, config)
+    prepare_project(common, config)  # the project a --run command imports, and its setup
+    config, fixed = project_config(common, config), fixed_requirements(common)
+    only = write_case(
+        replace(
+            case,
+            builtin_checks=tuple(c for c in case.builtin_checks if c == check),
+            custom_checks=tuple(c for c in case.custom_checks if c.name == check),
+        ),
+        settings.work_dir / "cases",
+    )
+
+    def probe(version: str) -> str | None:
+        onnx, ort = (
+            (version, config.onnx.pair) if package == "onnx" else
+            (config.onnxruntime.pair, version)
+        )  # fmt: skip
+        ran = run_cell(make_cell(config, onnx, ort, (), fixed), [only], settings)
+        if ran.record.state is not CellState.READY:
+            print(f"  {version}: {ran.record.state.value}, skipped")
+            return None
+        (result,) = [r for r in ran.results if r.check == check]
+        print(f"  {version}: {result.outcome.value} {result.detail[:120]}", flush=True)
+        return result.outcome.value
+
+    found = bisect(versions, probe)
+    print(f"tested {len(found.tested)} of {len(versions)} releases "
+          f"(bound ⌈log2(n)⌉+2 = {found.bound}): {', '.join(found.tested)}")  # fmt: skip
+    print(found.verdict())
+    return 0

@@ -1,0 +1,51 @@
+"""`onnx-compat init`: adopt onnx-compat in the current folder (compat/adopt/)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from compat.adopt.init import InitOptions, cmd_init
+
+PARSER: dict[str, Any] = {
+    "description": "Reads this project (its declared onnx / onnxruntime ranges, "
+    "requires-python, test folder and test dependencies) and writes what is missing: "
+    "[tool.compat] in pyproject.toml, the nox sessions matrix, repro, bisect, triage and "
+    "report in noxfile.py, .gitignore entries and, with --ci, a CI workflow. Never "
+    "overwrites: a file that has its part already is left as it is. Then: nox -s matrix.",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--run", action="append", default=[], metavar="[NAME=]CMD",
+        help="a command to run in every cell, passing on exit 0, like "
+        "'tests=python -m pytest -q tests' (repeatable; default: your tests/ folder)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--models", action="append", default=[], metavar="DIR",
+        help="a folder of your .onnx models to check in every cell (repeatable; default: "
+        "models/ when it exists)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--install", default="onnx-compat", metavar="SPEC",
+        help="what the nox sessions install to run onnx-compat: a release like "
+        "'onnx-compat==0.2' or a wheel file (default: onnx-compat)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ci", choices=("github",),
+        help="also write a CI workflow: github writes .github/workflows/onnx-compat.yml, the "
+        "matrix spread over parallel jobs, their reports merged into one",
+    )  # fmt: skip
+    parser.add_argument(
+        "--shards", type=int, default=4, metavar="N",
+        help="how many parallel jobs the workflow spreads the cells over (default 4)",
+    )  # fmt: skip
+
+
+def request(args: argparse.Namespace) -> InitOptions:
+    return InitOptions(args.install, list(args.models), list(args.run), args.ci, args.shards)
+
+
+def run(request: InitOptions) -> int:
+    return cmd_init(request)

@@ -1,0 +1,111 @@
+"""`onnx-compat matrix`: the corpus in one environment per release, its reports written
+and summed up on the terminal; `--list` prints the plan and runs nothing."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compat.cli.options import add_axes, add_config, add_corpus, add_run, add_setup, request_of
+from compat.workflow.request import Request
+
+if TYPE_CHECKING:
+    from compat.core.report import Report
+
+
+@dataclass(frozen=True)
+class MatrixRequest:
+    """The shared options, and what `matrix` adds: a dry run, the JUnit scope, the grid."""
+
+    common: Request
+    list: bool = False
+    junit_scope: str = "all"
+    grid: str | None = None  # `changed` or `all`: the rows printed as marks
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for add in (add_config, add_axes, add_setup, add_corpus, add_run):
+        add(parser)
+    parser.add_argument("--list", action="store_true", help="print the plan and exit")
+    parser.add_argument(
+        "--junit-scope",
+        choices=("all", "unexpected"),
+        default="all",
+        help="junit.xml holds every result, or only the unexpected ones (CI size limits)",
+    )
+    parser.add_argument(
+        "--grid",
+        nargs="?",
+        const="changed",
+        choices=("changed", "all"),
+        help="also print every table's rows as marks: rows that are not all pass, or all",
+    )
+
+
+def request(args: argparse.Namespace) -> MatrixRequest:
+    return MatrixRequest(request_of(args), args.list, args.junit_scope, args.grid)
+
+
+def run(request: MatrixRequest) -> int:
+    # the pipeline is imported when the command runs: `matrix --help` stays quick
+    from compat.plan.config import load_config
+    from compat.workflow.corpus import load_corpus, run_options
+    from compat.workflow.plan import describe_plan, follow_axes, resolve_plan
+
+    common = request.common
+    config, followed = follow_axes(common, load_config(common.config))
+    whole, plan = resolve_plan(common, config)
+    corpus = load_corpus(common, config)
+    if request.list:
+        print(describe_plan(plan, corpus))
+        return 0
+    # what only a run needs, imported when one starts: `--list` stays quick
+    from compat.execute.progress import Progress
+    from compat.execute.run import run_matrix
+    from compat.render.outputs import write_reports
+    from compat.workflow.finish import finish
+    from compat.workflow.project import prepare_project
+    from compat.workflow.settings import settings_of
+
+    out, shard = common.run.out or Path("reports"), common.plan.shard
+    settings = settings_of(common, config)
+    prepare_project(common, config)  # a project that cannot be built: one line, no cell run
+    shutil.rmtree(out / "logs", ignore_errors=True)  # an earlier run's logs mislead
+    said = f", shard {shard}" if shard else ""
+    print(f"{describe_plan(plan, corpus).splitlines()[0]}{said} — {settings.jobs} at a time")
+    meta: dict[str, object] = {
+        "plan_cells": [c.id for c in whole.cells],
+        "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()},
+        "options": run_options(common),
+        "junit_scope": request.junit_scope,
+        **({"axes_followed": followed} if followed else {}),
+    }
+    if shard:
+        meta["shard"] = shard
+    report = run_matrix(
+        plan,
+        corpus,
+        settings,
+        Progress(len(plan.cells)),
+        lambda r: write_reports(r, out, names=()),  # results as produced; renders at the end
+        meta,
+    )
+    code = finish(report, write_reports(report, out), request.grid, common.config)
+    return _stopped(report, len(plan.cells), out) or code
+
+
+def _stopped(report: Report, cells: int, out: Path) -> int:
+    """Ctrl-C or a CI cancel: what was done is written; the exit code says the signal."""
+    stopped = report.run.get("interrupted")
+    if not isinstance(stopped, dict):
+        return 0
+    name = signal.Signals(int(stopped["signal"])).name
+    print(f"onnx-compat: stopped by {name}: {stopped['cells_done']} of {cells} "
+          f"cells done, their reports in {out}/; a rerun computes the rest",
+          file=sys.stderr)  # fmt: skip
+    return 128 + int(stopped["signal"])

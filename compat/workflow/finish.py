@@ -1,0 +1,115 @@
+"""The end of a run on the terminal: the family × release summary, what needs a look
+(with the repro command of each), the spellings that differ, the project's claims set
+against its results, where the results came from, and the exit code."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from compat.core.printed import repro_command
+from compat.core.report import Report
+from compat.corpus.usercommand import FAMILY
+from compat.render.spellings import render_spellings
+from compat.render.terminal import (
+    closing_line,
+    render_grid,
+    render_summary,
+    render_unexpected,
+    use_colour,
+)
+
+
+def repro_hints(report: Report) -> dict[str, str]:
+    """One `nox -s repro` command per unexpected cell, with the run's corpus options."""
+    cells = {c.id: c for c in report.cells}
+    options = report.run.get("options")
+    hints = {}
+    for cell in report.broken_cells:
+        hints[cell.id] = repro_command(cell, [], options)
+    for cell_id in dict.fromkeys(r.cell for r in report.unexpected):
+        cases = sorted({r.case for r in report.unexpected if r.cell == cell_id})
+        hints[cell_id] = repro_command(cells[cell_id], cases, options)
+    return hints
+
+
+def provenance(report: Report) -> str:
+    """Where the results came from: computed here, shared between cells with the same
+    versions of what a check depends on, or an earlier run's."""
+    if report.run.get("remembered"):
+        return "nothing changed since the last run: no check ran"
+    here = sum(1 for r in report.results if r.origin == "")
+    cached = sum(1 for r in report.results if r.origin == "cache")
+    shared = len(report.results) - here - cached
+    parts = [f"{here} computed", f"{shared} shared between cells", f"{cached} from earlier runs"]
+    reran = report.run.get("reran")
+    return ", ".join(parts + ([f"{reran} reruns"] if reran else []))
+
+
+def claims(report: Report, pyproject: Path) -> list[str]:
+    """ "pyproject says onnx>=1.13; your tests fail on 1.16.2–1.18.0 (passing from 1.19.0)":
+    each of the project's commands set against the ranges its pyproject declares, on the
+    cells of each axis (compat/adopt/declared.py says it)."""
+    from compat.adopt.declared import claims_line, declared_ranges
+
+    if not pyproject.is_file():
+        return []
+    ranges = declared_ranges(pyproject)
+    cells = {c.id: c for c in report.cells}
+    names = sorted({r.case for r in report.results if r.case.startswith(f"{FAMILY}.")})
+    lines = []
+    for case in names:
+        outcomes = [
+            (package, cells[r.cell].onnx if package == "onnx" else cells[r.cell].onnxruntime,
+             r.outcome.value == "pass")
+            for package, axis in (("onnx", "onnx"), ("onnxruntime", "onnxruntime"))
+            for r in report.results
+            if r.case == case and r.cell in report.axes.get(axis, ())
+            and r.outcome.value not in ("skip", "flaky")
+        ]  # fmt: skip
+        what = "your tests" if len(names) == 1 else f"`{case.split('.', 1)[1]}`"
+        line = claims_line(ranges, outcomes, what)
+        if line:
+            lines.append(line)
+    return lines
+
+
+def finish(
+    report: Report, paths: list[Path], grid: str | None = None, pyproject: Path | None = None
+) -> int:
+    """The terminal summary and the exit code shared by `matrix` and `merge`: the family ×
+    release summary, what needs a look (with repro commands), a closing line of counts
+    and the files; the full grid of rows with `--grid` (`--grid=all`: passing rows too)."""
+    colour = use_colour(sys.stdout.isatty())
+    if grid:
+        print(render_grid(report, every_row=grid == "all"))
+        print()
+    print(render_summary(report, colour))
+    hints = repro_hints(report)
+    folder = paths[0].parent if paths else Path()
+    unexpected = render_unexpected(report, hints, str(folder))
+    print()
+    print(unexpected or "no unexpected results")
+    spellings = render_spellings(report)
+    if spellings:
+        print()
+        print(spellings)
+    said = claims(report, pyproject) if pyproject else []
+    if said:
+        print()
+        print("\n".join(said))
+    print()
+    print(closing_line(report, provenance(report)))
+    top = [p.name for p in paths if p.parent == folder and p.name != "matrix.json"]
+    nested = Counter(p.parent.name for p in paths if p.parent != folder)
+    names = ", ".join([*top, *(f"{d}/ ({n} page{'s' * (n != 1)})" for d, n in nested.items())])
+    line = f"reports in {folder}/: {names}"
+    if len(line) > 118:  # the terminal stays within its width
+        print(f"reports in {folder}/:")
+        line = f"  {names}"
+    hint = "" if grid else "--grid prints every row here"
+    print(f"{line}; {hint}" if hint and len(line) + len(hint) < 118 else line)
+    if hint and len(line) + len(hint) >= 118:
+        print(hint)
+    return 1 if hints else 0
