@@ -18,8 +18,11 @@ from compat.cell.checks import BY_NAME
 from compat.core.report import CaseInfo, Report
 from compat.corpus.discover import CaseFiles, Corpus, write_case
 from compat.execute import interrupt
-from compat.execute.engine import CellRun, Settings, execute, existing
+from compat.execute.backends import REAL, Backends
+from compat.execute.engine import execute
 from compat.execute.progress import Progress
+from compat.execute.settings import Settings
+from compat.execute.slots import CellRun
 from compat.plan.matrix import Cell, Plan
 from compat.state.memo import inputs_digest, recall, remember
 
@@ -52,9 +55,12 @@ def case_info(files: CaseFiles) -> CaseInfo:
     )
 
 
-def run_cell(cell: Cell, cases: list[CaseFiles], settings: Settings) -> CellRun:
+def run_cell(
+    cell: Cell, cases: list[CaseFiles], settings: Settings, backends: Backends = REAL
+) -> CellRun:
     """Builds (or reuses) one cell's environment and runs every case's checks in it."""
-    runs = execute([cell], cases, settings, Progress(1, live=False), lambda runs: None)
+    progress = Progress(1, live=False)
+    runs = execute([cell], cases, settings, progress, lambda runs: None, backends=backends)
     return runs[cell.id]
 
 
@@ -86,8 +92,10 @@ def run_matrix(
     progress: Progress,
     on_cell: Callable[[Report], object] = lambda report: None,
     extra_meta: dict[str, object] | None = None,
+    backends: Backends = REAL,
 ) -> Report:
-    """Writes the cases once, runs every cell, calls `on_cell` with the report so far."""
+    """Writes the cases once, runs every cell, calls `on_cell` with the report so far.
+    `backends`: what builds environments and runs workers (compat/execute/backends.py)."""
     started = datetime.now(UTC)
     clock = time.monotonic()
     # a folder of its own per run: runs sharing a state directory never share files
@@ -95,7 +103,7 @@ def run_matrix(
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=settings.work_dir))
     try:
         return _run_matrix(plan, corpus, replace(settings, work_dir=run_dir), progress, on_cell,
-                           started, clock, extra_meta)  # fmt: skip
+                           started, clock, extra_meta, backends)  # fmt: skip
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -109,6 +117,7 @@ def _run_matrix(
     started: datetime,
     clock: float,
     extra_meta: dict[str, object] | None,
+    backends: Backends,
 ) -> Report:
     # content-addressed under the state directory: written once, shared by later runs
     files = [write_case(c, settings.envs_dir.parent / "cases", keyed=True) for c in corpus.cases]
@@ -137,7 +146,9 @@ def _run_matrix(
     mark = time.monotonic()
     # a few at a time: a new build of the project is reinstalled into each existing one
     with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
-        envs = dict(pool.map(lambda c: existing(c, settings), plan.cells))
+        found = pool.map(lambda c: backends.existing(c, settings.envs_dir, settings.python),
+                         plan.cells)  # fmt: skip
+        envs = {c.id: env for c, env in zip(plan.cells, found, strict=True)}
     phases["environments"] = round(time.monotonic() - mark, 2)
     ready = {k: v for k, v in envs.items() if v is not None}
     if len(ready) == len(envs):  # every environment exists: maybe nothing changed at all
@@ -154,7 +165,7 @@ def _run_matrix(
             return replace(remembered, run={**run, "executed": 0, "remembered": True})
     mark = time.monotonic()
     with interrupt.handling():  # Ctrl-C or a CI cancel: the cells done, marked
-        runs = execute(list(plan.cells), files, settings, progress, partial, ready)
+        runs = execute(list(plan.cells), files, settings, progress, partial, ready, backends)
         stopped = interrupt.interrupted()
     phases["checks"] = round(time.monotonic() - mark, 2)
     progress.close()

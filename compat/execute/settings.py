@@ -1,0 +1,56 @@
+"""What a run is asked for (`Settings`), and the time each task gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from compat.execute.schedule import Job
+from compat.execute.worker import Task
+
+#: Seconds a check of a model gets per megabyte of model, beyond `--timeout`: a 12 MB
+#: detector is not judged by the budget of a three-node case.
+SECONDS_PER_MB = 10.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    envs_dir: Path
+    work_dir: Path
+    timeout: float
+    jobs: int
+    python: str
+    cache_dir: Path | None = None  # None: no result cache at all
+    fresh: bool = False  # run every check again, and replace what the cache holds
+    share: bool = True  # a result serves every cell with the same versions it depends on
+    reruns: int = 3  # more runs of an unexpected outcome, each in a fresh worker
+    tracebacks: bool = False  # keep the worker's tracebacks in the results
+    #: seconds one of the project's commands may run (`command-timeout`)
+    command_timeout: float = 900.0
+    #: where each command's whole output goes, `LOGS/CELL/CASE.log` (None: nowhere)
+    logs_dir: Path | None = None
+    #: a worker's address-space limit in bytes (0: none; see `steps.memory_limit`)
+    memory: int = 0
+
+    def task(self, job: Job) -> Task:
+        """The worker's task for a job, with its time: a model's grows with its size (see
+        `budget`); a command carries its own timeout and its log file."""
+        case = job.files.case
+        task = Task(case.id, job.check, str(job.files.directory))
+        if not case.command:
+            return replace(task, timeout=budget(self.timeout, job.files.directory))
+        return replace(task, command_timeout=self.command_timeout, log=str(self.log(job) or ""),
+                       timeout=self.command_timeout + self.timeout)  # fmt: skip
+
+    def log(self, job: Job) -> Path | None:
+        """Where a command's whole output goes (None: nowhere)."""
+        return self.logs_dir / job.cell / f"{job.files.case.id}.log" if self.logs_dir else None
+
+
+def budget(timeout: float, case_dir: Path) -> float:
+    """`timeout` plus SECONDS_PER_MB for every megabyte of the case's model."""
+    try:
+        size = (case_dir / "model.onnx").stat().st_size
+    except OSError:
+        return timeout
+    return round(timeout + SECONDS_PER_MB * size / 1e6, 1)
