@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Optional
 
+from compat.cell.protocol import CaseSpec, Task
 from compat.cell.session import open_session
 from compat.cell.verdict import Phase
 
@@ -17,10 +19,12 @@ from compat.cell.verdict import Phase
 class CaseData:
     """Lazily loaded files of one case directory, shared by all its checks."""
 
-    def __init__(self, case_dir):
+    def __init__(self, case_dir: str) -> None:
         self.case_dir = case_dir
         with open(os.path.join(case_dir, "case.json")) as f:
-            self.spec = json.load(f)
+            self.spec: CaseSpec = json.load(f)
+        #: what the host asks of this run (a command's log file, its timeout): the loop's
+        self.task: Optional[Task] = None
         self.model_path = os.path.join(case_dir, "model.onnx")
         self._model = None
         self._data = None

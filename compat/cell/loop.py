@@ -4,7 +4,8 @@ Protocol (the host's only channel to this process):
 
     python -m compat.cell run PLAN.json RESULTS.jsonl START
 
-PLAN.json holds ``{"tasks": [{"case", "check", "case_dir"}, ...]}``. The loop
+PLAN.json holds ``{"tasks": [{"case", "check", "case_dir"}, ...]}`` (the shapes of a
+plan, a task and the record it comes to: compat/cell/protocol.py). The loop
 runs tasks START, START+1, ... in order and appends one JSON line per finished
 task to RESULTS.jsonl, flushed at once, so a crash loses nothing already done.
 """
@@ -21,6 +22,7 @@ import traceback
 
 from compat.cell.casedata import CaseData
 from compat.cell.checks import find_check
+from compat.cell.protocol import record
 from compat.cell.session import set_limits
 from compat.cell.verdict import Verdict, one_line
 
@@ -29,21 +31,20 @@ def run_task(cases, task):
     started = time.perf_counter()
     outcome, phase, detail, trace = "pass", "", "", ""
     if task.get("skip"):  # the host knows it cannot finish here (a runner too slow)
-        return {
-            "case": task["case"],
-            "check": task["check"],
-            "outcome": "skip",
-            "phase": "",
-            "detail": task["skip"],
-            "seconds": 0.0,
-            "traceback": "",
-            "retry": True,  # the next run tries again
-        }
+        return record(
+            "skip",
+            task["skip"],
+            case=task["case"],
+            check=task["check"],
+            seconds=0.0,
+            traceback="",
+            retry=True,  # the next run tries again
+        )
     try:
         case = cases.get(task["case_dir"])
         if case is None:
             case = cases[task["case_dir"]] = CaseData(task["case_dir"])
-        case.task = task  # what the host asks of this run: a command's log file, its timeout
+        case.task = task
         detail = find_check(case, task["check"])(case) or ""
     except Verdict as verdict:
         outcome, phase, detail, trace = (
@@ -63,15 +64,16 @@ def run_task(cases, task):
         trace = traceback.format_exc()
     if outcome == "error" and _BAD_ALLOC.search(detail):  # onnxruntime's, past the limit
         outcome, phase, detail = "crash", "memory", "memory limit reached (%s)" % detail
-    return {
-        "case": task["case"],
-        "check": task["check"],
-        "outcome": outcome,
-        "phase": phase,
-        "detail": detail,
-        "seconds": round(time.perf_counter() - started, 4),
-        "traceback": trace,
-    }
+    seconds = round(time.perf_counter() - started, 4)
+    return record(
+        outcome,
+        detail,
+        phase,
+        case=task["case"],
+        check=task["check"],
+        seconds=seconds,
+        traceback=trace,
+    )
 
 
 #: How a C++ runtime says an allocation failed.
@@ -125,8 +127,8 @@ def main(argv):
     cases = {}
     with open(results_path, "a") as out:
         for index in range(start, len(tasks)):
-            record = run_task(cases, tasks[index])
-            record["index"] = index
-            out.write(json.dumps(record, sort_keys=True) + "\n")
+            done = run_task(cases, tasks[index])
+            done["index"] = index
+            out.write(json.dumps(done, sort_keys=True) + "\n")
             out.flush()  # the OS keeps it even if this process dies next
     return 0

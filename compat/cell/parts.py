@@ -16,8 +16,9 @@ A part's skip detail reads "WHAT: REASONS", the same WHAT for every part of a ch
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, Mapping, Sequence
 
+from compat.cell.protocol import record
 from compat.cell.verdict import Verdict
 
 #: Between a check's name and its part's in a task's name: `annotations:ort`.
@@ -28,8 +29,9 @@ def _reasons(detail):
     return detail.split(": ", 1)[1] if ": " in detail else detail
 
 
-def combine(check: str, records: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """One raw record for `check` from its parts' raw records, in part order."""
+def combine(check: str, records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """One raw record for `check` from its parts' raw records, in part order (records as
+    compat/cell/protocol.py builds them, or as read back from the wire)."""
     seconds = round(sum(float(r.get("seconds", 0)) for r in records), 4)
     whole = {"check": check, "seconds": seconds}
     decisive = [r for r in records if r["outcome"] not in ("pass", "skip")]
@@ -55,16 +57,10 @@ def run_parts(case, check, parts):
     for part in parts:
         try:
             detail = part.function(case) or ""
-            records.append({"outcome": "pass", "phase": "", "detail": detail, "traceback": ""})
+            records.append(record("pass", detail, traceback=""))
         except Verdict as verdict:
-            records.append(
-                {
-                    "outcome": verdict.outcome,
-                    "phase": verdict.phase,
-                    "detail": verdict.detail,
-                    "traceback": verdict.trace,
-                }
-            )
+            records.append(record(verdict.outcome, verdict.detail, verdict.phase,
+                                  traceback=verdict.trace))  # fmt: skip
     combined = combine(check, records)
     if combined["outcome"] == "pass":
         return combined["detail"]

@@ -8,7 +8,8 @@ from typing import Any, NotRequired, TypedDict
 
 
 class Outcome(enum.StrEnum):
-    """What one check in one cell came to."""
+    """What one check in one cell came to: the names, in order, of the worker protocol's
+    `compat.cell.protocol.OUTCOMES` (tests/test_protocol.py holds them equal)."""
 
     PASS = "pass"
     FAIL = "fail"

@@ -12,11 +12,12 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
 
+from compat.cell import protocol
 from compat.core.case import BUILTIN_CHECKS, Case
 from compat.core.errors import ConfigError, UsageError
 from compat.core.files import move_in
@@ -150,30 +151,31 @@ def _pb_files(case: Case) -> dict[str, bytes]:
     return files
 
 
-def spec_of(case: Case) -> dict[str, object]:
+def spec_of(case: Case) -> protocol.CaseSpec:
     """The JSON expectations a worker reads from case.json."""
-    return {
-        "id": case.id,
-        "output_shapes": {name: list(dims) for name, dims in case.output_shapes.items()},
-        "optimized": None
+    return protocol.case_spec(
+        id=case.id,
+        output_shapes={name: list(dims) for name, dims in case.output_shapes.items()},
+        optimized=None
         if case.optimized is None
         else {
             "op_counts": case.optimized.op_counts,
             "meaning": case.optimized.meaning,
             "level": case.optimized.level,
         },
-        "custom_checks": {
+        custom_checks={
             c.name: {"file": c.file, "function": c.function} for c in case.custom_checks
         },
-        "violations": list(case.violations),
-        **({"command": dict(case.command)} if case.command else {}),
-        "oracle": case.oracle,
-        "convert_to": case.convert_to,
-        "encoding": case.encoding,
-        "ort_levels": list(case.ort_levels),
-        "rtol": case.rtol,
-        "atol": case.atol,
-    }
+        violations=list(case.violations),
+        # the case API's `command` mapping is the spec's, key for key
+        command=cast(protocol.CommandSpec, dict(case.command)) if case.command else None,
+        oracle=case.oracle,
+        convert_to=case.convert_to,
+        encoding=case.encoding,
+        ort_levels=list(case.ort_levels),
+        rtol=case.rtol,
+        atol=case.atol,
+    )
 
 
 def write_case(case: Case, root: Path, keyed: bool = False) -> CaseFiles:

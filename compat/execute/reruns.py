@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from compat.cell import protocol
 from compat.execute.worker import Task, run_worker
 
 #: How each outcome reads in "failed 1 of 4 runs".
@@ -34,16 +35,17 @@ def judge_runs(records: list[dict[str, Any]]) -> dict[str, Any]:
     said = ", ".join(f"{VERBS.get(o, o)} {counts[o]} of {total} runs" for o in order)
     odd = next((r for r in records if r["outcome"] != "pass"), records[0])
     head = f"{odd['outcome']}@{odd['phase']}" if odd.get("phase") else odd["outcome"]
-    return {
-        **odd,
+    judged = protocol.record(
+        "flaky",
+        f"{said}: {head}: {odd['detail']}",
+        odd.get("phase", ""),
         # a run that crashed or was stopped may be the machine's moment, not the check's:
         # the judgement is this run's, computed again next time
-        "retry": any(r.get("retry") or r["outcome"] in ("crash", "timeout") for r in records),
-        "outcome": "flaky",
-        "detail": f"{said}: {head}: {odd['detail']}",
-        "runs": outcomes,
-        "seconds": round(sum(float(r.get("seconds", 0)) for r in records), 4),
-    }
+        retry=any(r.get("retry") or r["outcome"] in ("crash", "timeout") for r in records),
+        runs=outcomes,
+        seconds=round(sum(float(r.get("seconds", 0)) for r in records), 4),
+    )
+    return {**odd, **judged}  # the rest (case, check, traceback, index) is the odd run's
 
 
 def rerun(

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from compat.cell import protocol
 from compat.core.errors import CompatError
 from compat.execute.envs import Environment
 from compat.execute.worker import describe_exit, log_tail, stop
@@ -73,7 +74,7 @@ class ServedWorker:
         process = self.process or self._start()
         log_start = self.log.stat().st_size
         started = time.monotonic()
-        task = {"case": case, "check": check, "case_dir": str(case_dir)}
+        task = protocol.task(case, check, str(case_dir))
         try:
             assert process.stdin is not None
             process.stdin.write((json.dumps(task) + "\n").encode())
@@ -84,6 +85,7 @@ class ServedWorker:
         if answer is not None:
             return answer
         seconds = round(time.monotonic() - started, 4)
+        outcome: protocol.RecordedOutcome
         if not self.stalled:
             detail = describe_exit(process.returncode)
             tail = log_tail(self.log, log_start)
@@ -91,8 +93,9 @@ class ServedWorker:
             detail += f": {tail}" if tail else ""
         else:
             outcome, detail = "timeout", f"ran past the {self.timeout:g} s timeout; worker killed"
-        return {"case": case, "check": check, "outcome": outcome, "phase": "",
-                "detail": detail, "seconds": seconds, "traceback": ""}  # fmt: skip
+        said = protocol.record(outcome, detail, case=case, check=check, seconds=seconds,
+                               traceback="")  # fmt: skip
+        return dict(said)  # as the worker's answers are read: plain JSON
 
     def close(self) -> None:
         if self.process is not None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compat.cell import protocol
 from compat.cell.checks import slow_runner
 from compat.cell.parts import SEPARATOR
 from compat.execute import interrupt
@@ -33,6 +34,12 @@ class Task:
     log: str = ""  # where a command writes its whole output
     #: the watchdog's seconds for this task (None: the run's `--timeout`)
     timeout: float | None = None
+
+    def line(self) -> protocol.Task:
+        """The task as the worker reads it, every field given (None and "" included)."""
+        return protocol.task(self.case, self.check, self.case_dir,
+                             command_timeout=self.command_timeout, log=self.log,
+                             timeout=self.timeout)  # fmt: skip
 
 
 class ResultsFile:
@@ -66,7 +73,7 @@ class ResultsFile:
             with self.path.open("r+b") as f:
                 f.truncate(self._offset)
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: protocol.RawRecord) -> None:
         self.drop_partial_line()
         with self.path.open("a") as f:
             f.write(json.dumps(record, sort_keys=True) + "\n")
@@ -154,8 +161,8 @@ def run_worker(
     workdir.mkdir(parents=True, exist_ok=True)
     code = code or cellcode.stage(workdir / "code")
     plan = workdir / "plan.json"
-    given = [dict(t.__dict__) for t in tasks]
-    plan.write_text(json.dumps({"tasks": given, "limits": list(limits), "memory": memory}))
+    given = [t.line() for t in tasks]
+    plan.write_text(json.dumps(protocol.plan(given, list(limits), memory)))
     results = ResultsFile(workdir / "results.jsonl")
     results.path.write_text("")
     log = workdir / "worker.log"
@@ -170,74 +177,104 @@ def run_worker(
             delivered += len(fresh)
 
     while results.refresh() < len(tasks):
-        start = results.count
         log_start = log.stat().st_size
-        with log.open("ab") as err:
-            process = subprocess.Popen(
-                cellcode.command(python, "run", str(plan), str(results.path), str(start)),
-                env=cellcode.environ(code),
-                cwd=code,
-                stdin=subprocess.DEVNULL,
-                stdout=err,
-                stderr=err,
-                start_new_session=True,
-            )
+        process = _spawn(python, code, plan, results, log)
         interrupt.register(process)
-        seen, last_progress, timed_out = start, time.monotonic(), False
-        allowed = timeout
-
-        while True:
-            try:
-                process.wait(timeout=POLL_SECONDS)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if interrupt.STOP.is_set():
-                stop(process)
-                break
-            if results.refresh() != seen:
-                seen, last_progress = results.count, time.monotonic()
-                deliver()
-            if seen < len(tasks):
-                allowed = tasks[seen].timeout or timeout
-            if time.monotonic() - last_progress > allowed:
-                timed_out = True
-                stop(process)
-                break
+        timed_out, allowed, last_progress = _watch(process, results, tasks, timeout, deliver)
         interrupt.unregister(process)
         results.drop_partial_line()
         if results.count >= len(tasks) or interrupt.STOP.is_set():
             break  # (stopped: the records so far, no verdict for the task it was on)
         task = tasks[results.count]
         slow = slow_runner(task.check) if timed_out else ""
-        if slow:  # that runner's limit on this model, not the model's failure: a skip
-            outcome, detail = "skip", slow_detail(task.check, slow, stack, allowed)
-            # and the same runner on the same model in this cell is no quicker: the
+        if slow:  # the same runner on the same model in this cell is no quicker: the
             # worker skips the rest of its tasks, saying why, instead of waiting again
             for later in given[results.count + 1 :]:
                 if slow_runner(later["check"]) == slow and later["case_dir"] == task.case_dir:
                     later["skip"] = slow_detail(later["check"], slow, stack, allowed, task.check)
-            plan.write_text(json.dumps({"tasks": given, "limits": list(limits), "memory": memory}))
-        elif timed_out:
-            outcome, detail = "timeout", f"ran past the {allowed:g} s timeout; worker killed"
-        else:
-            outcome, detail = "crash", describe_exit(process.returncode)
-            if memory and process.returncode in (-6, -9, -11):  # an abort or a kill: memory?
-                detail += f" (its memory limit is {memory / 2**30:.1f} GiB: --memory)"
-            tail = log_tail(log, log_start)
-            if tail:
-                detail += f": {tail}"
+            plan.write_text(json.dumps(protocol.plan(given, list(limits), memory)))
+        outcome, detail = _lost(task, process.returncode, timed_out, allowed, stack, memory,
+                                log_tail(log, log_start))  # fmt: skip
         results.append(
-            {
-                "index": results.count,
-                "case": task.case,
-                "check": task.check,
-                "outcome": outcome,
-                "phase": "",
-                "detail": detail,
-                "seconds": round(time.monotonic() - last_progress, 4),
-                "retry": True,  # a crash or a stop is no verdict to keep: computed again
-            }
+            protocol.record(
+                outcome,
+                detail,
+                index=results.count,
+                case=task.case,
+                check=task.check,
+                seconds=round(time.monotonic() - last_progress, 4),
+                retry=True,  # a crash or a stop is no verdict to keep: computed again
+            )
         )
     deliver()
     return results.records()
+
+
+def _spawn(
+    python: Path, code: Path, plan: Path, results: ResultsFile, log: Path
+) -> subprocess.Popen[bytes]:
+    """A worker that runs the plan from its first task without a record on."""
+    start = str(results.count)
+    with log.open("ab") as err:
+        process = subprocess.Popen(
+            cellcode.command(python, "run", str(plan), str(results.path), start),
+            env=cellcode.environ(code),
+            cwd=code,
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            start_new_session=True,
+        )
+    return process
+
+
+def _watch(
+    process: subprocess.Popen[bytes],
+    results: ResultsFile,
+    tasks: list[Task],
+    timeout: float,
+    deliver: Callable[[], None],
+) -> tuple[bool, float, float]:
+    """Waits until the worker ends, the run is stopped, or the task it is on runs past its
+    time (the worker is then stopped): (timed out, that task's seconds allowed, when the
+    worker last finished a task)."""
+    seen, last_progress, allowed = results.count, time.monotonic(), timeout
+    while True:
+        try:
+            process.wait(timeout=POLL_SECONDS)
+            return False, allowed, last_progress
+        except subprocess.TimeoutExpired:
+            pass
+        if interrupt.STOP.is_set():
+            stop(process)
+            return False, allowed, last_progress
+        if results.refresh() != seen:
+            seen, last_progress = results.count, time.monotonic()
+            deliver()
+        if seen < len(tasks):
+            allowed = tasks[seen].timeout or timeout
+        if time.monotonic() - last_progress > allowed:
+            stop(process)
+            return True, allowed, last_progress
+
+
+def _lost(
+    task: Task,
+    returncode: int,
+    timed_out: bool,
+    allowed: float,
+    stack: str,
+    memory: int,
+    tail: str,
+) -> tuple[protocol.RecordedOutcome, str]:
+    """The outcome and detail of the task a worker died or stalled on (`tail`: its log's
+    last words)."""
+    slow = slow_runner(task.check) if timed_out else ""
+    if slow:  # that runner's limit on this model, not the model's failure: a skip
+        return "skip", slow_detail(task.check, slow, stack, allowed)
+    if timed_out:
+        return "timeout", f"ran past the {allowed:g} s timeout; worker killed"
+    detail = describe_exit(returncode)
+    if memory and returncode in (-6, -9, -11):  # an abort or a kill: memory?
+        detail += f" (its memory limit is {memory / 2**30:.1f} GiB: --memory)"
+    return "crash", detail + (f": {tail}" if tail else "")
