@@ -1,7 +1,8 @@
 """The table of built-in checks, defined once: every list of checks reads it.
 
 The host reads `name`, `package`, `title` and `what` (the case API, the docs,
-repro scripts); the cell calls `function`. Importing this module loads no onnx,
+repro scripts), `needs` (which checks a case lists) and `suite` (the backend suite's
+checks); the cell calls `function`. Importing this module loads no onnx,
 onnxruntime or numpy: the check modules import them inside their functions.
 """
 
@@ -51,6 +52,12 @@ class Check:
     volatile: bool = False
     #: as `Part.slow`: who runs it, when its timeout is a limit of that runner
     slow: str = ""
+    #: the `Case` field it compares with (`convert_to`, `optimized`): a case that leaves
+    #: it unset does not list the check, which would have nothing to judge; a drop-in
+    #: model declares none, so it gets the default checks that need nothing
+    needs: str = ""
+    #: its column among the ONNX backend suite's checks (1 first; 0: not run there)
+    suite: int = 0
 
 
 ONNX_ONLY = ("onnx", "numpy", "protobuf")
@@ -102,6 +109,7 @@ CHECKS: Tuple[Check, ...] = (
         "inferred output shapes are compared with the case's expectation",
         depends=ONNX_ONLY,
         cost=0.0002,
+        suite=3,
     ),
     Check(
         "reference",
@@ -112,6 +120,7 @@ CHECKS: Tuple[Check, ...] = (
         depends=ONNX_ONLY,
         cost=0.0018,
         slow=REFERENCE,
+        suite=2,
     ),
     Check(
         "ort_run",
@@ -121,6 +130,7 @@ CHECKS: Tuple[Check, ...] = (
         "onnxruntime.InferenceSession at every optimization level vs the oracle",
         depends=ORT_ONLY,
         cost=0.008,
+        suite=1,
     ),
     Check(
         "ort_optimized",
@@ -130,6 +140,7 @@ CHECKS: Tuple[Check, ...] = (
         "the op counts of onnxruntime's optimized_model_filepath graph",
         depends=ORT_ONLY,  # onnx only parses the optimized graph to count its ops
         cost=0.001,
+        needs="optimized",
     ),
     Check(
         "annotations",
@@ -150,6 +161,7 @@ CHECKS: Tuple[Check, ...] = (
         depends=EVERYTHING,
         cost=0.0016,
         parts=_INFERRED,
+        suite=4,
     ),
     Check(
         "annotations_builtin",
@@ -170,6 +182,7 @@ CHECKS: Tuple[Check, ...] = (
         "checker and onnxruntime on the result",
         depends=EVERYTHING,
         cost=0.0106,
+        needs="convert_to",
     ),
     Check(
         "command",

@@ -22,6 +22,9 @@ CHECK_AXIS: dict[str, Package | Literal["both"]] = {
     c.name: cast('Package | Literal["both"]', c.package) for c in CHECKS
 }
 BUILTIN_CHECKS = tuple(c.name for c in CHECKS if c.default)
+#: The checks that compare with something a case declares, and the `Case` field each
+#: needs set to be listed (the table's `needs`).
+NEEDS: dict[str, str] = {c.name: c.needs for c in CHECKS if c.needs}
 CHECK_TITLES: dict[str, str] = {c.name: c.title for c in CHECKS}
 
 
@@ -103,7 +106,7 @@ class Case:
     @property
     def checks(self) -> tuple[str, ...]:
         # a check with nothing declared to compare is no verdict at all: not listed
-        declared = {"version_converter": self.convert_to, "ort_optimized": self.optimized}
+        declared = {check: getattr(self, needs) for check, needs in NEEDS.items()}
         builtin = tuple(c for c in self.builtin_checks if declared.get(c, True))
         return builtin + tuple(c.name for c in self.custom_checks)
 

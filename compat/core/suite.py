@@ -6,8 +6,12 @@ recognise the suite's results by name; compat/corpus/backend_suite.py makes its 
 
 from __future__ import annotations
 
+from compat.cell.checks import CHECKS as TABLE
+
 FAMILY = "onnx_backend"
-CHECKS = ("ort_run", "reference", "shape_inference", "inferred_annotations")
+#: The checks run on the suite, in the order its scoreboard shows them: the table's
+#: `suite` column.
+CHECKS = tuple(c.name for c in sorted((c for c in TABLE if c.suite), key=lambda c: c.suite))
 DESCRIPTION = (
     "ONNX's backend node tests (onnx.backend.test), generated once by the host's onnx and "
     "run in every cell; `ort_run` and `reference` compare with the suite's expected "

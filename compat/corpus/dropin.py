@@ -27,21 +27,15 @@ from google.protobuf.message import DecodeError
 from compat.cell.inputs import generate_inputs
 from compat.cell.semantics import np_dtype
 from compat.cell.untrusted import UntrustedData, load_untrusted
-from compat.core.case import Case
+from compat.core.case import BUILTIN_CHECKS, NEEDS, Case
 from compat.core.errors import ConfigError
 from compat.corpus.inputs import check_feeds, load_npz, type_text
 from compat.corpus.known import attach
 from compat.plan.known_tables import KnownEntry, known_tables
 
-CHECKS = (
-    "checker",
-    "shape_inference",
-    "reference",
-    "ort_run",
-    "annotations",
-    "inferred_annotations",
-    "annotations_builtin",
-)
+#: the default checks that need nothing declared (the check table's `needs`): a drop-in
+#: model has a model and inputs, and no expectation of its own
+CHECKS = tuple(c for c in BUILTIN_CHECKS if c not in NEEDS)
 #: the drop-in folder's own settings file, and the keys it may hold
 FOLDER_CONFIG = "compat.toml"
 _FOLDER_KEYS = {"known"}
