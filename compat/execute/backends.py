@@ -11,15 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from compat.cell.protocol import RawRecord
 from compat.execute.envs import Environment, ensure_env, existing_env
 from compat.execute.reruns import rerun
 from compat.execute.worker import Task, run_worker
 from compat.plan.matrix import Cell
 
 #: Gets each batch of (task index, raw record) as a worker finishes them.
-OnRecords = Callable[[list[tuple[int, dict[str, Any]]]], object]
+OnRecords = Callable[[list[tuple[int, RawRecord]]], object]
 
 
 class Builder(Protocol):
@@ -51,7 +52,7 @@ class Runner(Protocol):
         on_records: OnRecords | None,
         memory: int,
         /,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[RawRecord]: ...
 
 
 class Rerunner(Protocol):
@@ -63,14 +64,14 @@ class Rerunner(Protocol):
         python: Path,
         code: Path,
         tasks: list[Task],
-        first: list[dict[str, Any]],
+        first: list[RawRecord],
         rounds: int,
         workdir: Path,
         timeout: float,
         limits: tuple[int, ...],
         memory: int,
         /,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[RawRecord]: ...
 
 
 @dataclass(frozen=True)

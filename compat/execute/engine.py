@@ -10,9 +10,9 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
 
 from compat.cell.parts import SEPARATOR
+from compat.cell.protocol import RawRecord
 from compat.core.outcomes import CellState, CheckResult, Outcome
 from compat.corpus.discover import CaseFiles
 from compat.corpus.known import classify
@@ -171,7 +171,7 @@ class _Work:
         forget_logs(tasks)
         workdir = settings.work_dir / "units" / f"{index:03d}-{unit.cell}"
 
-        def keep(batch: list[tuple[int, dict[str, Any]]]) -> None:
+        def keep(batch: list[tuple[int, RawRecord]]) -> None:
             if self.cache:  # as they finish: a host killed mid-unit loses no finished result
                 self.cache.put([(unit.jobs[i].key, r) for i, r in batch])
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from compat.cell import protocol
+from compat.cell.protocol import RawRecord
 from compat.execute.worker import Task, run_worker
 
 #: How each outcome reads in "failed 1 of 4 runs".
@@ -22,7 +22,7 @@ VERBS = {
 }
 
 
-def judge_runs(records: list[dict[str, Any]]) -> dict[str, Any]:
+def judge_runs(records: list[RawRecord]) -> RawRecord:
     """One raw record for several runs of the same task: the first when all runs agree
     on the outcome, else a `flaky` record that counts them and quotes the first one
     that differs from a pass (or from the first run)."""
@@ -52,13 +52,13 @@ def rerun(
     python: Path,
     code: Path,
     tasks: list[Task],
-    first: list[dict[str, Any]],
+    first: list[RawRecord],
     rounds: int,
     workdir: Path,
     timeout: float,
     limits: tuple[int, ...] = (),
     memory: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[RawRecord]:
     """Runs `tasks` `rounds` more times, each round in a fresh worker, and returns one
     judged record per task (see `judge_runs`), in task order."""
     history = [[record] for record in first]

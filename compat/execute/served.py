@@ -13,9 +13,10 @@ import selectors
 import subprocess
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from compat.cell import protocol
+from compat.cell.protocol import RawRecord
 from compat.core.errors import CompatError
 from compat.execute.envs import Environment
 from compat.execute.worker import describe_exit, log_tail, stop
@@ -54,7 +55,7 @@ class ServedWorker:
                                f"{log_tail(self.log, 0)}")  # fmt: skip
         return process
 
-    def _answer(self, process: subprocess.Popen[bytes], timeout: float) -> dict[str, Any] | None:
+    def _answer(self, process: subprocess.Popen[bytes], timeout: float) -> RawRecord | None:
         """The worker's next line, or None when it died or stalled (and is stopped)."""
         out: IO[bytes] = process.stdout  # type: ignore[assignment]
         with selectors.DefaultSelector() as selector:
@@ -63,13 +64,13 @@ class ServedWorker:
             if not self.stalled:
                 line = out.readline()
                 if line:
-                    answer: dict[str, Any] = json.loads(line)
+                    answer: RawRecord = json.loads(line)
                     return answer
         stop(process)
         self.process = None
         return None
 
-    def run(self, case: str, check: str, case_dir: Path) -> dict[str, Any]:
+    def run(self, case: str, check: str, case_dir: Path) -> RawRecord:
         """One check of one written case: the worker's result record."""
         process = self.process or self._start()
         log_start = self.log.stat().st_size
@@ -95,7 +96,7 @@ class ServedWorker:
             outcome, detail = "timeout", f"ran past the {self.timeout:g} s timeout; worker killed"
         said = protocol.record(outcome, detail, case=case, check=check, seconds=seconds,
                                traceback="")  # fmt: skip
-        return dict(said)  # as the worker's answers are read: plain JSON
+        return said
 
     def close(self) -> None:
         if self.process is not None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from compat.cell.checks import tasks_of
 from compat.cell.parts import combine
+from compat.cell.protocol import RawRecord
 from compat.core.case import Case
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.corpus.discover import CaseFiles
@@ -71,12 +71,12 @@ class Ledger:
     settings: Settings
     cells: dict[str, Cell]
     cases: dict[str, Case]
-    raw: dict[str, dict[str, Any]] = field(default_factory=dict)
+    raw: dict[str, RawRecord] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
     slots: dict[str, list[Slot]] = field(default_factory=dict)
     runs: dict[str, CellRun] = field(default_factory=dict)
 
-    def put(self, key: str, record: dict[str, Any], origin: str) -> None:
+    def put(self, key: str, record: RawRecord, origin: str) -> None:
         self.raw[key], self.origin[key] = record, origin
 
     def complete(self, cell: str) -> bool:

@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compat.cell import protocol
 from compat.cell.checks import slow_runner
 from compat.cell.parts import SEPARATOR
+from compat.cell.protocol import RawRecord
 from compat.execute import interrupt
 from compat.state import cellcode
 
@@ -49,7 +49,7 @@ class ResultsFile:
         self.path = path
         self.count = 0
         self._offset = 0
-        self._parsed: list[dict[str, Any]] = []  # records read so far, up to _parsed_offset
+        self._parsed: list[RawRecord] = []  # records read so far, up to _parsed_offset
         self._parsed_offset = 0
 
     def refresh(self) -> int:
@@ -79,7 +79,7 @@ class ResultsFile:
             f.write(json.dumps(record, sort_keys=True) + "\n")
         self.refresh()
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[RawRecord]:
         """Every complete record so far; only lines not parsed before are read."""
         self.refresh()
         if self._offset < self._parsed_offset:  # truncated (a torn line dropped): again
@@ -140,9 +140,9 @@ def run_worker(
     code: Path | None = None,
     limits: tuple[int, ...] = (),
     stack: str = "",
-    on_records: Callable[[list[tuple[int, dict[str, Any]]]], object] | None = None,
+    on_records: Callable[[list[tuple[int, RawRecord]]], object] | None = None,
     memory: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[RawRecord]:
     """Runs every task in one worker process, restarting it after a crash or timeout.
 
     Returns one raw record per task, in task order (fewer when the run is stopped:

@@ -26,11 +26,12 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from filelock import FileLock
 
 from compat.cell.checks import BY_NAME, EVERYTHING, ONNX_ONLY, PARTS
+from compat.cell.protocol import RawRecord
 from compat.core.files import warn
 from compat.core.outcomes import CellRecord, Outcome
 from compat.corpus.discover import CaseFiles
@@ -64,7 +65,7 @@ def depends_on(files: CaseFiles, check: str) -> tuple[str, ...]:
     return PARTS[check].depends if check in PARTS else BY_NAME[check].depends
 
 
-def volatile(record: dict[str, Any]) -> bool:
+def volatile(record: RawRecord) -> bool:
     """A result of a check that depends on more than installed versions (`--run`)."""
     check = BY_NAME.get(str(record.get("check", "")))
     return bool(check and check.volatile)
@@ -116,7 +117,7 @@ def well_formed(record: object) -> bool:
     )
 
 
-def parse_line(line: str) -> tuple[str, dict[str, Any]] | None:
+def parse_line(line: str) -> tuple[str, RawRecord] | None:
     """A line's key and record; None when the line is not a whole, well-formed entry."""
     try:
         entry = json.loads(line)
@@ -125,7 +126,9 @@ def parse_line(line: str) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
         return None
     record = entry.get("record")
-    return (entry["key"], record) if isinstance(record, dict) and well_formed(record) else None
+    if not isinstance(record, dict) or not well_formed(record):
+        return None
+    return entry["key"], cast(RawRecord, record)
 
 
 class ResultCache:
@@ -144,7 +147,7 @@ class ResultCache:
         if self.path.exists() and not self.path.is_file():
             self.ignored += 1
             _remove(self.path)
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, RawRecord] = {}
         if not read:
             if self._count_lines() > WRITE_ONLY_COMPACTION:
                 self._compact()
@@ -187,10 +190,10 @@ class ResultCache:
             self.ignored += 1
             return 0
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> RawRecord | None:
         return self.entries.get(key)
 
-    def put(self, items: list[tuple[str, dict[str, Any]]]) -> None:
+    def put(self, items: list[tuple[str, RawRecord]]) -> None:
         fresh = [
             (k, r)
             for k, r in items
@@ -220,7 +223,9 @@ class ResultCache:
         malformed lines)."""
         try:
             with FileLock(self.path.with_name(self.path.name + ".lock")):
-                latest: dict[str, Any] = {}  # again under the lock: another run may have appended
+                latest: dict[
+                    str, RawRecord
+                ] = {}  # again under the lock: another run may have appended
                 for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
                     parsed = parse_line(line)
                     if parsed is not None:

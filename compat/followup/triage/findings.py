@@ -9,8 +9,8 @@ import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from compat.cell.protocol import RawRecord
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.versions import version_key
 from compat.plan.matrix import Cell, Plan
@@ -78,10 +78,10 @@ def same_way(one: str, other: str) -> bool:
     return False
 
 
-def signature_of(result: CheckResult | dict[str, Any]) -> str:
+def signature_of(result: CheckResult | RawRecord) -> str:
     if isinstance(result, CheckResult):
         return signature(result.check, result.outcome.value, result.phase, result.detail)
-    return signature(result["check"], result["outcome"], result["phase"], result["detail"])
+    return signature(result.get("check", ""), result["outcome"], result["phase"], result["detail"])
 
 
 @dataclass

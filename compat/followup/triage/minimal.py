@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from compat.cell.protocol import RawRecord
 from compat.core.case import Case
 from compat.core.errors import CompatError
 from compat.core.outcomes import CellRecord, CheckResult
@@ -146,7 +147,7 @@ def _not_smaller(reduced: Reduced, case: Case) -> str:
     return note
 
 
-Evaluate = Callable[[str, str, Path], dict[str, Any]]
+Evaluate = Callable[[str, str, Path], RawRecord]
 
 
 def describe(model: onnx.ModelProto) -> str:
