@@ -190,9 +190,44 @@ def test_the_plan_comes_from_the_config_alone_without_onnx() -> None:
 
 
 @pytest.mark.subprocess
-def test_listing_the_matrix_imports_no_onnxruntime() -> None:
+def test_listing_the_matrix_loads_the_cases_once_then_imports_no_onnx(tmp_path: Path) -> None:
     """`matrix --list` prints the cases, and the case modules build their models with
-    onnx: onnx is imported, onnxruntime (the cells' business) never is."""
-    modules = imported_by("matrix", "--list", "--config", str(ROOT / "pyproject.toml"))
-    assert "compat.workflow.corpus" in modules
-    assert not {m for m in modules if m.split(".")[0] == "onnxruntime"}
+    onnx (a second to import): the first listing loads them, onnxruntime never; the next
+    one, with nothing changed, is read back and imports no onnx at all
+    (compat/state/listing.py)."""
+    state = ["--state-dir", str(tmp_path / "state")]
+    listing = ("matrix", "--list", "--config", str(ROOT / "pyproject.toml"), *state)
+    first = imported_by(*listing)
+    assert "compat.corpus.discover" in first  # it loaded the case modules
+    assert not {m for m in first if m.split(".")[0] == "onnxruntime"}
+    again = imported_by(*listing)
+    assert "compat.workflow.listing" in again and _heavy(again) == set()
+
+
+@pytest.mark.subprocess
+def test_a_remembered_listing_follows_the_case_modules_and_the_options(tmp_path: Path) -> None:
+    """A listing is read back only while every source is as it was: a new case module,
+    a removed one, or another --cases glob lists anew, as loading the corpus would."""
+    corpus = tmp_path / "cases"
+    corpus.mkdir()
+    source = (ROOT / "cases" / "squeeze_empty_axes.py").read_text()
+    (corpus / "squeeze_empty_axes.py").write_text(source)
+    base = ["matrix", "--list", "--config", str(ROOT / "pyproject.toml"),
+            "--corpus", str(corpus), "--state-dir", str(tmp_path / "state")]  # fmt: skip
+
+    def cases(*more: str) -> list[str]:
+        out = subprocess.run([sys.executable, "-m", "compat", *base, *more], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        return [line.split()[0] for line in out.split("cases:\n", 1)[1].splitlines()]
+
+    first = cases()
+    assert first and all(c.startswith("squeeze_empty_axes.") for c in first)
+    assert cases() == first  # read back
+    (corpus / "split_empty_split.py").write_text(
+        (ROOT / "cases" / "split_empty_split.py").read_text()
+    )
+    both = cases()
+    assert any(c.startswith("split_empty_split.") for c in both) and set(first) < set(both)
+    assert cases("--cases", "split_*") == [c for c in both if c.startswith("split_empty_split.")]
+    (corpus / "split_empty_split.py").unlink()
+    assert cases() == first

@@ -4,7 +4,6 @@ and the options a printed follow-up command needs to load them the same way."""
 
 from __future__ import annotations
 
-import importlib.resources
 from pathlib import Path
 from typing import Any
 
@@ -14,21 +13,13 @@ from compat.corpus.dropin import load_dropins, slug
 from compat.corpus.known import attach
 from compat.corpus.usercommand import DESCRIPTION, FAMILY, command_cases
 from compat.plan.config import Config
+from compat.workflow.listing import default_corpus
 from compat.workflow.plan import globs
 from compat.workflow.request import Request
 
 #: `corpus = "seed"`: the families of the documents the corpus grew from (../seeds).
 SEED_FAMILIES = ("annotations", "conv_bias_fusion", "pad_pads_from_constant",
                  "shape_slice_folding")  # fmt: skip
-
-
-def default_corpus(config: Path) -> Path:
-    """`cases/` beside the config when the project has one (this repository does), else
-    the built-in corpus shipped with onnx-compat (`compat.builtin_cases`)."""
-    beside = config.resolve().parent / "cases"
-    if beside.is_dir():
-        return beside
-    return Path(str(importlib.resources.files("compat.builtin_cases")))
 
 
 def builtin_cases(request: Request, config: Config) -> Corpus:

@@ -4,6 +4,7 @@ runs. It reads the config and the index only: no case, no onnx."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from compat.plan.config import Config
@@ -22,8 +23,9 @@ from compat.plan.matrix import (
 from compat.workflow.project import fixed_requirements, project_config
 from compat.workflow.request import Request
 
-if TYPE_CHECKING:  # the corpus module imports onnx; the plan alone never needs it
-    from compat.corpus.discover import Corpus
+if TYPE_CHECKING:  # the case module imports onnx; the plan alone never needs it
+    from compat.core.case import Case
+    from compat.state.listing import Listed
 
 
 def globs(text: str | None) -> tuple[str, ...]:
@@ -63,15 +65,17 @@ def resolve_plan(request: Request, config: Config) -> tuple[Plan, Plan]:
     return whole, whole
 
 
-def describe_plan(plan: Plan, corpus: Corpus) -> str:
-    checks = sum(len(c.checks) for c in corpus.cases)
+def describe_plan(plan: Plan, cases: Sequence[Case | Listed]) -> str:
+    """The plan as `--list` prints it: the cells with their requirements, then the cases
+    with their checks (a run prints the first line)."""
+    checks = sum(len(c.checks) for c in cases)
     lines = [
-        f"{len(plan.cells)} cells × {len(corpus.cases)} cases "
+        f"{len(plan.cells)} cells × {len(cases)} cases "
         f"({checks} checks per cell, {checks * len(plan.cells)} in all)",
         "",
         "cells:",
     ]
     lines += [f"  {c.id:28} {' '.join(c.requirements)}" for c in plan.cells]
     lines += ["", "cases:"]
-    lines += [f"  {c.id:44} {', '.join(c.checks)}" for c in corpus.cases]
+    lines += [f"  {c.id:44} {', '.join(c.checks)}" for c in cases]
     return "\n".join(lines)

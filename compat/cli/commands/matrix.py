@@ -54,16 +54,18 @@ def request(args: argparse.Namespace) -> MatrixRequest:
 def run(request: MatrixRequest) -> int:
     # the pipeline is imported when the command runs: `matrix --help` stays quick
     from compat.plan.config import load_config
-    from compat.workflow.corpus import load_corpus, run_options
+    from compat.workflow.listing import list_corpus
     from compat.workflow.plan import describe_plan, follow_axes, resolve_plan
 
     common = request.common
     config, followed = follow_axes(common, load_config(common.config))
     whole, plan = resolve_plan(common, config)
-    corpus = load_corpus(common, config)
-    if request.list:
-        print(describe_plan(plan, corpus))
+    if request.list:  # the listing is remembered: the case modules import onnx
+        print(describe_plan(plan, list_corpus(common, config)))
         return 0
+    from compat.workflow.corpus import load_corpus, run_options  # the case modules: onnx
+
+    corpus = load_corpus(common, config)
     # what only a run needs, imported when one starts: `--list` stays quick
     from compat.execute.progress import Progress
     from compat.execute.run import run_matrix
@@ -77,7 +79,7 @@ def run(request: MatrixRequest) -> int:
     prepare_project(common, config)  # a project that cannot be built: one line, no cell run
     shutil.rmtree(out / "logs", ignore_errors=True)  # an earlier run's logs mislead
     said = f", shard {shard}" if shard else ""
-    print(f"{describe_plan(plan, corpus).splitlines()[0]}{said} — {settings.jobs} at a time")
+    print(f"{describe_plan(plan, corpus.cases).splitlines()[0]}{said} — {settings.jobs} at a time")
     meta: dict[str, object] = {
         "plan_cells": [c.id for c in whole.cells],
         "plan_axes": {n: [c.id for c in cells] for n, cells in whole.axes.items()},

@@ -43,7 +43,10 @@ def run(request: Request) -> int:
     corpus = load_corpus(request, config)
     settings = settings_of(request, config)
     prepare_project(request, config)
-    print(f"{describe_plan(plan, corpus).splitlines()[0]} — {settings.jobs} at a time", flush=True)
+    print(
+        f"{describe_plan(plan, corpus.cases).splitlines()[0]} — {settings.jobs} at a time",
+        flush=True,
+    )
     meta: dict[str, object] = {
         "plan_cells": [c.id for c in whole.cells],
         "options": run_options(request),

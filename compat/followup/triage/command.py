@@ -44,7 +44,7 @@ from compat.followup.triage.report import write_triage
 from compat.followup.triage.workaround import Spelling, known_like, spellings
 from compat.plan.config import Config, load_config
 from compat.plan.matrix import Plan
-from compat.workflow.corpus import default_corpus
+from compat.workflow.listing import default_corpus
 from compat.workflow.plan import follow_axes, resolve_plan
 from compat.workflow.project import fixed_requirements, prepare_project, project_config
 from compat.workflow.request import PlanRequest, Request
