@@ -102,6 +102,14 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def quick(session: nox.Session) -> None:
+    """The edit loop's tier: every test that builds no environment and drives no browser
+    (about a minute); `.ci/run` runs them all (`nox -s tests`)."""
+    install_project(session, "[test]")
+    session.run("pytest", "-m", "not envs and not browser", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff (lint and format) and mypy on the host code."""
     session.install("-e", ".[lint,test]", "nox")
