@@ -30,7 +30,8 @@ import pytest
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report, read_json
-from compat.render.html import COLOURS, SQUARE_COLOURS, render_html
+from compat.core.vocabulary import ENTRIES, SQUARES
+from compat.render.html import render_html
 from compat.render.scoreboard import render_scoreboard_html
 from tests.helpers import start_chromium
 from tests.test_report import ready, sample_report
@@ -422,14 +423,16 @@ def test_at_800_px_every_release_column_is_reachable_and_nothing_scrolls_inside(
 def test_every_state_has_its_own_colour_and_its_text_reads_at_aa_contrast(
     window: Any, tmp_path: Path
 ) -> None:
-    for table in (COLOURS, SQUARE_COLOURS):
+    colours = {key: row.colours for key, row in ENTRIES.items()}
+    square_colours = {state: row.colours for state, row in SQUARES.items()}
+    for table in (colours, square_colours):
         for state, (background, text) in table.items():
             assert contrast(background, text) >= 4.5, (state, background, text)
-    backgrounds = {state: rgb(bg) for state, (bg, _) in COLOURS.items()}
+    backgrounds = {state: rgb(bg) for state, (bg, _) in colours.items()}
     for (a, ca), (b, cb) in itertools.combinations(backgrounds.items(), 2):
         assert math.dist(ca, cb) > 60, (a, b)  # install-error vs import-error, flaky, ...
-    assert set(SQUARE_COLOURS) == {"broken", "unexpected", "known", "pass", "skip", "n/a"}
-    assert len(set(SQUARE_COLOURS.values())) == len(SQUARE_COLOURS)
+    assert set(square_colours) == {"broken", "unexpected", "known", "pass", "skip", "n/a"}
+    assert len(set(square_colours.values())) == len(square_colours)
 
     browser = open_page(window, sample_report(), tmp_path)
     painted = browser.execute_script(
@@ -448,7 +451,7 @@ def test_the_legend_names_every_outcome_in_the_colour_its_cells_show(
     browser = open_page(window, sample_report(), tmp_path)
     legend = browser.find_element("id", "legend")
     entries = legend.text.splitlines()
-    assert entries == list(COLOURS)
+    assert entries == list(ENTRIES)
     assert {"pass", "fail", "xfail", "xpass", "error", "crash", "timeout", "skip",
             "install-error", "import-error", "flaky"} <= set(entries)  # fmt: skip
     swatches = browser.execute_script(
@@ -457,7 +460,7 @@ def test_the_legend_names_every_outcome_in_the_colour_its_cells_show(
         legend,
     )
     shown_colours = {entry: rgb(c) for entry, c in zip(entries, swatches, strict=True)}
-    assert shown_colours == {entry: rgb(c) for entry, (c, _) in COLOURS.items()}
+    assert shown_colours == {entry: rgb(row.colours[0]) for entry, row in ENTRIES.items()}
     states = browser.find_element("id", "states")
     assert states.text.splitlines() == ["broken", "unexpected", "known", "pass", "skip", "n/a"]
 

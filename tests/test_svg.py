@@ -22,10 +22,11 @@ import pytest
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report
+from compat.core.vocabulary import SQUARES
 from compat.render.outputs import RENDERERS, Style
 from compat.render.scoreboard import scoreboard_rows
-from compat.render.summary import STATES, summarize
-from compat.render.svg import COLOURS, NAMES, heatmap_svg, passrate_svg
+from compat.render.summary import summarize
+from compat.render.svg import heatmap_svg, passrate_svg
 from tests.helpers import start_chromium
 from tests.test_docs_pages import default_matrix
 from tests.test_report import sample_report
@@ -108,7 +109,7 @@ def test_the_heatmap_has_one_square_per_family_and_release_in_its_state_colour()
         squares = by_class(row, "rect", "square")
         wanted = [summary.squares[(family, i)] for i in range(len(summary.columns))]
         assert [s.get("class") for s in squares] == [f"square {w.state}" for w in wanted]
-        assert [s.get("fill") for s in squares] == [COLOURS[w.state][0] for w in wanted]
+        assert [s.get("fill") for s in squares] == [SQUARES[w.state].picture[0] for w in wanted]
         numbers = [t.text for t in by_class(row, "text", "number")]
         assert numbers == [str(w.number) for w in wanted if w.number]
     states = {s.state for s in summary.squares.values()}
@@ -119,12 +120,12 @@ def test_the_heatmap_has_one_square_per_family_and_release_in_its_state_colour()
     assert texts == ["onnx releases (onnxruntime 1.24.4)", "onnxruntime releases (onnx 1.23.2)"]
     assert [t.text for t in by_class(root, "text", "release")] == [c.label for c in summary.columns]
     legend = by_class(root, "g", "legend-entry")
-    assert [g.get("data-state") for g in legend] == list(STATES)
+    assert [g.get("data-state") for g in legend] == list(SQUARES)
     for entry in legend:
         state = entry.get("data-state", "")
         (swatch,) = by_class(entry, "rect", "swatch")
-        assert swatch.get("fill") == COLOURS[state][0]
-        assert [t.text for t in entry.iter(f"{SVG}text")] == [NAMES[state]]
+        assert swatch.get("fill") == SQUARES[state].picture[0]
+        assert [t.text for t in entry.iter(f"{SVG}text")] == [SQUARES[state].name]
 
 
 def test_the_pass_rate_chart_has_a_point_per_release_that_ran() -> None:

@@ -10,28 +10,26 @@ from __future__ import annotations
 
 from compat.core.outcomes import CellRecord
 from compat.core.report import Report
+from compat.core.vocabulary import ENTRIES, SQUARES, axis_row
 from compat.render.docs_pages import (
-    ASCII,
-    MARKS,
-    MEANINGS,
     bug_link,
     check_anchors,
     escape,
+    marks,
     page_path,
     runs,
+    shown,
 )
 from compat.render.grid import build_tables, link_label, spans, text_table
-from compat.render.summary import MEANINGS as STATE_MEANINGS
-from compat.render.summary import STATES, Since, Summary, summarize
+from compat.render.summary import Since, Summary, summarize
 from compat.render.text import md_anchor, md_path, md_text
 
-#: A summary square's state as a mark, for the text form of the picture.
-STATE_MARKS = {"broken": "📦", "unexpected": "❌", "known": "🐞", "pass": "✅", "skip": "⏭️",
-               "n/a": "—"}  # fmt: skip
-STATE_ASCII = {"broken": "BROKEN", "unexpected": "UNEXPECTED", "known": "known", "pass": "ok",
-               "skip": "skip", "n/a": "n/a"}  # fmt: skip
 SVG = "summary.svg"
-AXIS_NAMES = {"onnx": "onnx", "onnxruntime": "onnxruntime", "cell": "cell"}
+
+
+def state_marks(ascii_marks: bool) -> dict[str, str]:
+    """Every square state's mark, for the text form of the picture."""
+    return {state: row.ascii if ascii_marks else row.mark for state, row in SQUARES.items()}
 
 
 def _axis_labels(summary: Summary, axis: str) -> list[str]:
@@ -52,7 +50,7 @@ def _glance(summary: Summary, marks: dict[str, str]) -> str:
     headers = ["family"]
     for axis in axes:
         labels = _axis_labels(summary, axis)
-        headers.append(f"{AXIS_NAMES.get(axis, axis)} {md_text(labels[0])}–{md_text(labels[-1])}")
+        headers.append(f"{axis_row(axis).name} {md_text(labels[0])}–{md_text(labels[-1])}")
     rows = [
         [
             f"[{md_text(family)}]({md_path(page_path(family))})",
@@ -94,22 +92,21 @@ def _since(report: Report, summary: Summary) -> str:
                          for label in since.links)  # fmt: skip
         rows.append([
             f"[{md_text(since.family)}]({page}) · [{md_text(since.check)}]({page}#{anchor})",
-            AXIS_NAMES.get(since.axis, since.axis), md_text(_works_since(since, labels)),
+            axis_row(since.axis).name, md_text(_works_since(since, labels)),
             md_text(spans(since.broken, labels)), bugs or "—",
         ])  # fmt: skip
     return pipe_table(rows, ["family · check", "package", "works", "broken on", "upstream"])
 
 
-def _legend(marks: dict[str, str]) -> str:
-    rows = [[f"`{marks[k]}`" if marks is ASCII else marks[k], k, MEANINGS[k]] for k in MARKS]
+def _legend(ascii_marks: bool) -> str:
+    mark = marks(ascii_marks)
+    rows = [[shown(mark[k], ascii_marks), k, row.meaning] for k, row in ENTRIES.items()]
     return text_table(rows, ["mark", "outcome", "meaning"])
 
 
-def _state_legend(marks: dict[str, str]) -> str:
-    rows = [
-        [f"`{marks[s]}`" if marks is STATE_ASCII else marks[s], s, STATE_MEANINGS[s]]
-        for s in STATES
-    ]
+def _state_legend(ascii_marks: bool) -> str:
+    mark = state_marks(ascii_marks)
+    rows = [[shown(mark[s], ascii_marks), s, row.meaning] for s, row in SQUARES.items()]
     return text_table(rows, ["mark", "square", "meaning"])
 
 
@@ -118,7 +115,7 @@ def _environments(report: Report) -> str:
         p = cell.packages
         label = {"onnx": cell.onnx, "onnxruntime": cell.onnxruntime}.get(axis, cell.id)
         return [md_text(text) for text in (
-            f"{AXIS_NAMES[axis]} {label}", p.get("onnx", "—"), p.get("onnxruntime", "—"),
+            f"{axis_row(axis).name} {label}", p.get("onnx", "—"), p.get("onnxruntime", "—"),
             p.get("numpy", "—"), p.get("protobuf", "—"), cell.python or "—",
         )]  # fmt: skip
 
@@ -139,11 +136,9 @@ def render_docs(
     index shows releases as ranges whatever it is. `scoreboard`: the docs folder also
     holds the ONNX backend scoreboard's pass-rate picture (scoreboard.svg)."""
     del squash
-    marks = ASCII if ascii_marks else MARKS
-    states = STATE_ASCII if ascii_marks else STATE_MARKS
     summary = summarize(report)
     totals = summary.totals
-    counted = ", ".join(f"{totals[s]} {s}" for s in STATES if totals[s])
+    counted = ", ".join(f"{totals[s]} {s}" for s in SQUARES if totals[s])
     out = [
         "# Compatibility",
         "",
@@ -159,24 +154,9 @@ def render_docs(
         "",
         f"Squares: {counted}. Each family links to its page.",
         "",
-        _glance(summary, states),
+        _glance(summary, state_marks(ascii_marks)),
         "",
-        "## How to read it",
-        "",
-        "A square is one family of cases on one release. A check runs against the releases "
-        "of the package it exercises (the onnx checker, shape inference and reference "
-        "evaluator on onnx releases; onnxruntime sessions on onnxruntime releases) while the "
-        "other package stays at one release (see *Environments*). A square shows the worst "
-        "of its results; the number in a picture's square counts the results that make its "
-        "state (unexpected ones, or known bugs). A known bug is a reported upstream issue "
-        "recorded with its releases: its failures are expected and linked, and a pass "
-        "inside its range is reported as unexpected (the bug looks fixed).",
-        "",
-        _state_legend(states),
-        "",
-        "On a family's page each check has a heading and a table: the case, its verdict, "
-        "then one mark per release, neighbouring releases with the same outcomes merged.",
-        "",
+        *_how_to_read(ascii_marks),
         "## Since when it works",
         "",
         "Every check that fails somewhere: the releases it works on, where it breaks, and "
@@ -184,20 +164,7 @@ def render_docs(
         "",
         _since(report, summary) if summary.since else "Every check works on every release.",
         "",
-        *(
-            [
-                "## The ONNX backend scoreboard",
-                "",
-                "onnx's own backend node tests on every onnxruntime release "
-                "(`nox -s scoreboard`): the share that passes, by release.",
-                "",
-                "![Pass rate of the ONNX backend node tests by onnxruntime release]"
-                "(scoreboard.svg)",
-                "",
-            ]
-            if scoreboard
-            else []
-        ),
+        *(_scoreboard() if scoreboard else []),
         "## Families",
         "",
         *(
@@ -209,7 +176,7 @@ def render_docs(
         "",
         "The marks of the family pages:",
         "",
-        _legend(marks),
+        _legend(ascii_marks),
         "",
         "## Environments",
         "",
@@ -217,3 +184,38 @@ def render_docs(
         "",
     ]
     return "\n".join(out)
+
+
+def _how_to_read(ascii_marks: bool) -> list[str]:
+    """What a square is, what a check runs against, what a known bug is; the states."""
+    return [
+        "## How to read it",
+        "",
+        "A square is one family of cases on one release. A check runs against the releases "
+        "of the package it exercises (the onnx checker, shape inference and reference "
+        "evaluator on onnx releases; onnxruntime sessions on onnxruntime releases) while the "
+        "other package stays at one release (see *Environments*). A square shows the worst "
+        "of its results; the number in a picture's square counts the results that make its "
+        "state (unexpected ones, or known bugs). A known bug is a reported upstream issue "
+        "recorded with its releases: its failures are expected and linked, and a pass "
+        "inside its range is reported as unexpected (the bug looks fixed).",
+        "",
+        _state_legend(ascii_marks),
+        "",
+        "On a family's page each check has a heading and a table: the case, its verdict, "
+        "then one mark per release, neighbouring releases with the same outcomes merged.",
+        "",
+    ]
+
+
+def _scoreboard() -> list[str]:
+    """The ONNX backend scoreboard's section, when the docs folder holds its picture."""
+    return [
+        "## The ONNX backend scoreboard",
+        "",
+        "onnx's own backend node tests on every onnxruntime release "
+        "(`nox -s scoreboard`): the share that passes, by release.",
+        "",
+        "![Pass rate of the ONNX backend node tests by onnxruntime release](scoreboard.svg)",
+        "",
+    ]

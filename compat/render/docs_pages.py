@@ -12,7 +12,9 @@ import re
 from collections.abc import Iterable
 
 from compat.core.case import CHECK_TITLES
+from compat.core.outcomes import Outcome
 from compat.core.report import Report
+from compat.core.vocabulary import BROKEN, ENTRIES, NOT_RUN, axis_row
 from compat.render.grid import Row, Table, build_tables, collapse, link_label, text_table, variant
 from compat.render.grid import verdict as row_verdict
 from compat.render.text import md_anchor, md_code, md_link, md_text
@@ -21,59 +23,20 @@ from compat.render.text import md_anchor, md_code, md_link, md_text
 INDEX = "compatibility.md"
 FOLDER = "families"
 
-MARKS = {
-    "pass": "✅",
-    "fail": "❌",
-    "xfail": "🐞",
-    "xpass": "🎉",
-    "flaky": "🎲",
-    "error": "💥",
-    "crash": "💀",
-    "timeout": "⏱️",
-    "skip": "⏭️",
-    "n/a": "—",
-    "install-error": "📦",
-    "import-error": "🚫",
-}
-ASCII = {
-    "pass": "ok",
-    "fail": "FAIL",
-    "xfail": "xfail",
-    "xpass": "XPASS",
-    "flaky": "FLAKY",
-    "error": "ERROR",
-    "crash": "CRASH",
-    "timeout": "TIMEOUT",
-    "skip": "skip",
-    "n/a": "n/a",
-    "install-error": "no-install",
-    "import-error": "no-import",
-}
-MEANINGS = {
-    "pass": "works",
-    "fail": "fails: the result differs from the spec (unexpected)",
-    "xfail": "fails as a reported upstream bug says (linked in the verdict)",
-    "xpass": "passes although a bug is recorded for this release: it looks fixed",
-    "flaky": "identical runs disagree: nondeterministic (counts in the detail)",
-    "error": "raised an unexpected exception",
-    "crash": "the process died (segfault, abort)",
-    "timeout": "ran past the time limit",
-    "skip": "does not apply to this release (an opset or API it lacks)",
-    "n/a": "not run",
-    "install-error": "this release could not be installed (no wheel for this Python)",
-    "import-error": "installed, but could not be imported",
-}
-#: Where a check's table is, per axis: "on onnx releases".
-AXIS_HEADINGS = {
-    "onnx": "On onnx releases",
-    "onnxruntime": "On onnxruntime releases",
-    "cell": "On each environment",
-}
-OTHER = {"onnx": "onnxruntime", "onnxruntime": "onnx"}
 #: What a check that never ran shows: said in one line instead of a table.
-IDLE = frozenset({"skip", "n/a", "install-error", "import-error"})
+IDLE = frozenset({Outcome.SKIP.value, NOT_RUN, *(state.value for state in BROKEN)})
 LIMITS = "support_limits"
 LIMIT_CHECKS = {"onnx": "checker", "onnxruntime": "ort_run"}
+
+
+def marks(ascii_marks: bool) -> dict[str, str]:
+    """Every entry's mark on a docs page: its emoji, or its plain-text spelling."""
+    return {key: row.ascii if ascii_marks else row.mark for key, row in ENTRIES.items()}
+
+
+def shown(mark: str, ascii_marks: bool) -> str:
+    """A mark inside a sentence or a legend: a plain-text one as code, so it stands out."""
+    return f"`{mark}`" if ascii_marks else mark
 
 
 def page_path(family: str) -> str:
@@ -228,8 +191,8 @@ def _known(report: Report, family: str) -> list[str]:
 
 def _held(table: Table) -> str:
     """'onnxruntime held at 1.24.4': what the other package is on this axis."""
-    other = OTHER.get(table.axis)
-    if other is None:
+    other = axis_row(table.axis).other
+    if not other:
         return ""
     versions = sorted({getattr(c, other) for c in table.cells if getattr(c, other)})
     if not versions:
@@ -237,18 +200,18 @@ def _held(table: Table) -> str:
     return f"{other} held at {md_text(', '.join(versions))}"
 
 
-def _marks_line(used: set[str], marks: dict[str, str]) -> str:
-    shown = [
-        f"{f'`{marks[k]}`' if marks is ASCII else marks[k]} {MEANINGS[k].split(':')[0]}"
-        for k in MARKS
-        if k in used
+def _marks_line(used: set[str], ascii_marks: bool) -> str:
+    mark = marks(ascii_marks)
+    said = [
+        f"{shown(mark[key], ascii_marks)} {row.meaning.split(':')[0]}"
+        for key, row in ENTRIES.items()
+        if key in used
     ]
-    return " · ".join(shown) + f" ([legend](../{INDEX}#legend))"
+    return " · ".join(said) + f" ([legend](../{INDEX}#legend))"
 
 
 def family_page(report: Report, family: str, ascii_marks: bool = False, squash: bool = True) -> str:
     """One family's page: what it is, its known bugs and cases, a heading per check."""
-    marks = ASCII if ascii_marks else MARKS
     tables = [t for t in build_tables(report) if t.family == family]
     anchors = check_anchors(tables)
     cases = [c for c in report.cases if c.family == family]
@@ -270,7 +233,7 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
     used: set[str] = set()
     for table in tables:
         held = _held(table)
-        out += [f"## {AXIS_HEADINGS.get(table.axis, table.axis)}", ""]
+        out += [f"## {axis_row(table.axis).heading}", ""]
         out += [f"Each check against every {table.axis} release of the matrix"
                 + (f", {held}." if held else "."), ""]  # fmt: skip
         if family == LIMITS and table.axis in LIMIT_CHECKS:
@@ -291,8 +254,8 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
                 out += [f"{escape(reason[0].upper() + reason[1:])}.", ""]
                 continue
             used.update(e for r in part.rows for e in r.entries)
-            out += [_check_table(part, marks, squash), ""]
-    out += ["---", "", _marks_line(used, marks), ""]
+            out += [_check_table(part, marks(ascii_marks), squash), ""]
+    out += ["---", "", _marks_line(used, ascii_marks), ""]
     return "\n".join(out)
 
 

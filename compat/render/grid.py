@@ -12,24 +12,7 @@ import tabulate as tabulate_module
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult
 from compat.core.report import Report
-
-#: How an outcome (or a broken cell's state) reads in a sentence.
-WORDS = {
-    "pass": "passes",
-    "fail": "fails",
-    "error": "errors",
-    "crash": "crashes",
-    "timeout": "times out",
-    "skip": "skipped",
-    "xfail": "fails (known)",
-    "xpass": "passes (known bug looks fixed)",
-    "flaky": "flaky",
-    "install-error": "cannot install",
-    "import-error": "cannot import",
-    "n/a": "not run",
-}
-
-AXIS_TITLES = {"onnx": "onnx", "onnxruntime": "onnxruntime", "cell": "cell"}
+from compat.core.vocabulary import BREAKS, BROKEN, ENTRIES, NOT_RUN, WORKS
 
 
 @dataclass(frozen=True)
@@ -75,7 +58,7 @@ def varying(ids: tuple[str, ...]) -> tuple[str, ...]:
 def entry(cell: CellRecord, result: CheckResult | None) -> str:
     if cell.state is not CellState.READY:
         return cell.state.value
-    return result.outcome.value if result else "n/a"
+    return result.outcome.value if result else NOT_RUN
 
 
 #: The tables of the last report built: every renderer (and each of the family pages)
@@ -125,20 +108,21 @@ def summarize(labels: tuple[str, ...], entries: tuple[str, ...]) -> str:
         for value, group in groupby(zip(labels, entries, strict=True), key=lambda pair: pair[1])
     ]
     if len(runs) == 1:
-        return f"{WORDS[runs[0][0]]} on all"
+        return f"{ENTRIES[runs[0][0]].word} on all"
     if len(runs) == 2:
         (first, a), (second, b) = runs
-        return f"{WORDS[first]} ≤ {a[-1]}, {WORDS[second]} ≥ {b[0]}"
+        return f"{ENTRIES[first].word} ≤ {a[-1]}, {ENTRIES[second].word} ≥ {b[0]}"
     parts = []
     for value, group in runs:
         span = group[0] if len(group) == 1 else f"{group[0]}–{group[-1]}"
-        parts.append(f"{WORDS[value]} {span}")
+        parts.append(f"{ENTRIES[value].word} {span}")
     return "; ".join(parts)
 
 
-GOOD = frozenset({"pass", "xpass"})
-BAD = frozenset({"fail", "xfail", "error", "crash", "timeout", "flaky"})
-BROKEN_CELL = frozenset({"install-error", "import-error"})
+#: Entries where a row's check works, is broken (a known bug included), or could not run.
+GOOD = frozenset(outcome.value for outcome in WORKS)
+BAD = frozenset(outcome.value for outcome in BREAKS)
+BROKEN_CELL = frozenset(state.value for state in BROKEN)
 
 
 def link_label(url: str) -> str:
@@ -237,7 +221,7 @@ def verdict(
         if "skip" in row.entries:
             reason = _skip_reason(labels, row, len(labels) - 1)
             return f"skipped on every {name}release" + (f": {reason}" if reason else "") + note
-        return "not tested: " + ", ".join(sorted({WORDS[e] for e in row.entries}))
+        return "not tested: " + ", ".join(sorted({ENTRIES[e].word for e in row.entries}))
     skips = _skip_note(labels, row, tested)
     if skips and len(tested) == 1:
         state = "works" if good else f"is broken{cite_all}"

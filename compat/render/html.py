@@ -24,36 +24,10 @@ from compat.core.outcomes import CellState
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.core.suite import FAMILY as BACKEND_FAMILY
+from compat.core.vocabulary import AXES, ENTRIES, SQUARES, UNEXPECTED_ENTRIES
 from compat.render.grid import Table, build_tables, column_label, link_label, spans, variant
-from compat.render.summary import MEANINGS, STATES, Since, Summary, summarize
+from compat.render.summary import Since, Summary, summarize
 from compat.render.text import printable
-
-#: Every entry a grid cell can hold: (background, text colour). All distinct, and the
-#: text on each background reaches WCAG AA (4.5:1, checked by tests/test_browser.py).
-COLOURS: dict[str, tuple[str, str]] = {
-    "pass": ("#9fdcae", "#0b3a1c"),
-    "fail": ("#c62828", "#ffffff"),
-    "xfail": ("#f7c95c", "#3d2800"),
-    "xpass": ("#6a3fc8", "#ffffff"),
-    "flaky": ("#f4a6d7", "#4a0d33"),
-    "error": ("#b0127a", "#ffffff"),
-    "crash": ("#2b0a0a", "#ffffff"),
-    "timeout": ("#e8853a", "#2b1400"),
-    "skip": ("#c8d0d9", "#1d2733"),
-    "n/a": ("#f4f6f8", "#4a5663"),
-    "install-error": ("#4b5563", "#ffffff"),
-    "import-error": ("#1e56b0", "#ffffff"),
-}
-
-#: The summary's squares, in the same colours as the outcomes they stand for.
-SQUARE_COLOURS: dict[str, tuple[str, str]] = {
-    "broken": COLOURS["install-error"],
-    "unexpected": COLOURS["fail"],
-    "known": COLOURS["xfail"],
-    "pass": COLOURS["pass"],
-    "skip": COLOURS["skip"],
-    "n/a": COLOURS["n/a"],
-}
 
 #: A row's twins (the same check on the other cases of its group, `family.group.x`)
 #: stay visible next to it when a filter picks it, for groups of at most this many
@@ -127,22 +101,42 @@ def page_data(report: Report) -> dict[str, Any]:
         "families": report.families,
         "descriptions": {c.id: c.description for c in report.cases},
         "repro": {c.id: repro_command(c, [], options) for c in report.cells},
-        "colours": {state: list(pair) for state, pair in COLOURS.items()},
-        "order": list(COLOURS),  # the legend's order (the JSON's keys are sorted)
+        "vocabulary": vocabulary_data(),
         "summary": summary_data(report, summary),
         "unexpected": unexpected_data(report, grid),
         "scoreboard": any(c.family == BACKEND_FAMILY for c in report.cases),
     }
 
 
+def vocabulary_data() -> dict[str, Any]:
+    """What the page's script says and paints, from compat/core/vocabulary.py: each
+    entry's mark and colours, each square state's colours, meaning and the filter a
+    click sets, each axis's short name; the legends' orders beside them (the JSON's keys
+    are sorted)."""
+    return {
+        "entries": {
+            key: {"page": row.page, "colours": list(row.colours),
+                  "unexpected": key in UNEXPECTED_ENTRIES}
+            for key, row in ENTRIES.items()
+        },
+        "order": list(ENTRIES),
+        "squares": {
+            state: {"colours": list(row.colours), "meaning": row.meaning, "filter": row.filter}
+            for state, row in SQUARES.items()
+        },
+        "states": list(SQUARES),
+        "axes": {key: {"short": row.short} for key, row in AXES.items()},
+    }  # fmt: skip
+
+
 def summary_data(report: Report, summary: Summary) -> dict[str, Any]:
-    """The family × release squares, the states' legend and a headline of counts."""
+    """The family × release squares and a headline of counts."""
     squares = []
     for family in summary.families:
         line = []
         for i in range(len(summary.columns)):
             square = summary.squares[(family, i)]
-            counts = ", ".join(f"{square.counts[o]} {o}" for o in COLOURS if square.counts.get(o))
+            counts = ", ".join(f"{square.counts[o]} {o}" for o in ENTRIES if square.counts.get(o))
             links = "".join(f"; {link_label(link)}" for link in square.links)
             line.append([square.state, square.number, counts + links])
         squares.append(line)
@@ -154,15 +148,12 @@ def summary_data(report: Report, summary: Summary) -> dict[str, Any]:
             for c in summary.columns
         ],
         "squares": squares,
-        "states": list(STATES),
-        "meanings": MEANINGS,
-        "colours": {state: list(pair) for state, pair in SQUARE_COLOURS.items()},
         "headline": {
             "cells": len(report.cells),
             "broken": len(report.broken_cells),
             "cases": len(report.cases),
             "results": len(report.results),
-            "outcomes": [[o, outcomes[o]] for o in COLOURS if outcomes.get(o)],
+            "outcomes": [[o, outcomes[o]] for o in ENTRIES if outcomes.get(o)],
         },
     }
 

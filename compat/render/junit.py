@@ -16,10 +16,8 @@ import xml.etree.ElementTree as ET
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.printed import repro_command
 from compat.core.report import Report
+from compat.core.vocabulary import OUTCOMES
 from compat.render.text import printable
-
-FAILURE = {Outcome.FAIL, Outcome.XPASS, Outcome.FLAKY}
-ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 
 
 def render_junit(report: Report) -> str:
@@ -51,17 +49,15 @@ def render_junit(report: Report) -> str:
             )  # fmt: skip
             counts["tests"] += 1
             message = r.summary + (f" ({r.known})" if r.known else "")
-            if r.outcome in FAILURE or r.outcome in ERROR:
-                kind = "failure" if r.outcome in FAILURE else "error"
+            kind = OUTCOMES[r.outcome].junit
+            if kind in ("failure", "error"):
                 ET.SubElement(case, kind, message=message, type=r.outcome.value).text = _explained(
                     r, cell, repro_command(cell, [r.case], options)
                 )
                 counts["failures" if kind == "failure" else "errors"] += 1
-            elif r.outcome is Outcome.XFAIL:
-                ET.SubElement(case, "skipped", type="pytest.xfail", message=message)
-                counts["skipped"] += 1
-            elif r.outcome is Outcome.SKIP:
-                ET.SubElement(case, "skipped", type="skip", message=message)
+            elif kind == "skipped":  # a known failure as pytest writes an xfail
+                said = "pytest.xfail" if r.outcome is Outcome.XFAIL else "skip"
+                ET.SubElement(case, kind, type=said, message=message)
                 counts["skipped"] += 1
         cell_seconds = sum(r.seconds for r in results)
         seconds += cell_seconds

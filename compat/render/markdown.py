@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
-from compat.core.outcomes import CellState
+from compat.core.outcomes import CellState, Outcome
 from compat.core.report import Report
-from compat.render.grid import AXIS_TITLES, Row, Table, build_tables, summarize, text_table, variant
+from compat.core.vocabulary import BROKEN, ENTRIES, ENUM_ORDER, NOT_RUN, axis_row
+from compat.render.grid import Row, Table, build_tables, summarize, text_table, variant
 from compat.render.text import md_address, md_code, md_text
 
-LEGEND = (
-    "Outcomes: **pass**; **fail** (ran, result differs from the spec); **error** "
-    "(an exception, with its phase); **crash** (the worker died); **timeout**; **skip** "
-    "(does not apply to this release); **xfail** (a known upstream bug, link below); "
-    "**xpass** (known bug no longer reproduces); **flaky** (identical runs disagree); "
-    "**install-error** / **import-error** "
-    "(the cell's environment could not be built or imported; no check ran)."
-)
+
+def legend() -> str:
+    """Every outcome and broken state in bold, with its note; neighbours that share a
+    note share it: `**install-error** / **import-error** (…)`."""
+    groups: list[tuple[list[str], str]] = []
+    for key in ENUM_ORDER:
+        note = ENTRIES[key].note
+        if groups and note and groups[-1][1] == note:
+            groups[-1][0].append(key)
+        else:
+            groups.append(([key], note))
+    said = [
+        " / ".join(f"**{key}**" for key in keys) + (f" ({note})" if note else "")
+        for keys, note in groups
+    ]
+    return "Outcomes: " + "; ".join(said) + "."
 
 
 def _row_name(row: Row, family: str) -> str:
@@ -27,12 +36,7 @@ def _details(table: Table) -> list[str]:
     for row in table.rows:
         reasons: dict[str, list[str]] = {}
         for label, value, result in zip(table.labels, row.entries, row.results, strict=True):
-            if value in (
-                "pass",
-                "n/a",
-                CellState.INSTALL_ERROR.value,
-                CellState.IMPORT_ERROR.value,
-            ):
+            if value in (Outcome.PASS, NOT_RUN, *BROKEN):
                 continue
             text = md_text(result.summary if result else value)
             if result and result.known:
@@ -67,7 +71,7 @@ def _environments(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     """The whole document; identical results always give identical text."""
-    out = ["# onnx-compat matrix", "", LEGEND, ""]
+    out = ["# onnx-compat matrix", "", legend(), ""]
     family = None
     for table in build_tables(report):
         if table.family != family:
@@ -76,7 +80,7 @@ def render_markdown(report: Report) -> str:
             if report.families.get(family):
                 out += [md_text(report.families[family]), ""]
         labels = [md_text(label) for label in table.labels]
-        headers = [f"case · check \\ {AXIS_TITLES[table.axis]}", *labels, "summary"]
+        headers = [f"case · check \\ {axis_row(table.axis).name}", *labels, "summary"]
         rows = [
             [
                 _row_name(row, table.family),

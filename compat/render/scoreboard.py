@@ -13,22 +13,17 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 
-from compat.core.outcomes import CellRecord, CheckResult
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
 from compat.core.suite import FAMILY
 from compat.core.versions import version_key
+from compat.core.vocabulary import OUTCOMES, WORKS
 from compat.render.grid import text_table
 from compat.render.text import md_code, md_text
 
 CHECK = "ort_run"
-PASSED = {"pass", "xpass"}
-FAILED = {"fail", "xfail"}
+#: The columns of counts, in order: each outcome's `bucket` in compat/core/vocabulary.py.
 COLUMNS = ("passed", "failed", "errors", "crashes", "timeouts", "skipped")
-BUCKET = {
-    "pass": "passed", "xpass": "passed", "fail": "failed", "xfail": "failed",
-    "error": "errors", "crash": "crashes", "timeout": "timeouts", "skip": "skipped",
-    "flaky": "failed",
-}  # fmt: skip
 
 
 def _releases(report: Report) -> list[CellRecord]:
@@ -54,7 +49,7 @@ def _regressed(
     for before, after in itertools.pairwise(releases):
         for (cell, case), new in sorted(results.items()):
             old = results.get((before.id, case))
-            was, now = old and old.outcome.value in PASSED, new.outcome.value in PASSED
+            was, now = old and old.outcome in WORKS, new.outcome in WORKS
             if cell == after.id and was and not now:
                 yield before, after, case[len(FAMILY) + 1 :], new
 
@@ -63,12 +58,12 @@ def scoreboard_rows(report: Report) -> list[list[str]]:
     results = _results(report)
     rows = []
     for cell in _releases(report):
-        counts = Counter(BUCKET.get(r.outcome.value, "errors")
+        counts = Counter(OUTCOMES[r.outcome].bucket
                          for (c, _), r in results.items() if c == cell.id)  # fmt: skip
         total = sum(counts.values())
         attempted = total - counts["skipped"]
         rate = f"{100 * counts['passed'] / attempted:.1f}%" if attempted else "—"
-        if cell.state.value != "ready":
+        if cell.state is not CellState.READY:
             rows.append([cell.onnxruntime, *["—"] * len(COLUMNS), "0", cell.state.value])
             continue
         rows.append([cell.onnxruntime, *(str(counts[k]) for k in COLUMNS), str(total), rate])
@@ -84,8 +79,8 @@ def _per_op(report: Report, releases: list[CellRecord]) -> str:
         row = [op]
         for cell in releases:
             mine = [r for (c, case), r in results.items() if c == cell.id and op_of.get(case) == op]
-            attempted = [r for r in mine if r.outcome.value != "skip"]
-            passed = [r for r in attempted if r.outcome.value in PASSED]
+            attempted = [r for r in mine if r.outcome is not Outcome.SKIP]
+            passed = [r for r in attempted if r.outcome in WORKS]
             row.append(f"{len(passed)}/{len(attempted)}" if attempted else "—")
         rows.append([md_text(text) for text in row])
     return text_table(rows, ["op", *(md_text(c.onnxruntime) for c in releases)])
@@ -105,9 +100,9 @@ def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
                 continue
             was, now = old.outcome.value, new.outcome.value
             name = md_code(case[len(FAMILY) + 1 :])
-            if was in PASSED and now not in PASSED:
+            if was in WORKS and now not in WORKS:
                 regressed.append(f"- {name}: {md_text(new.summary)}")
-            elif now in PASSED and was not in PASSED:
+            elif now in WORKS and was not in WORKS:
                 (supported if was == "skip" else fixed).append(name)
         was_on, now_on = md_text(before.onnxruntime), md_text(after.onnxruntime)
         out += [f"### {was_on} → {now_on}", ""]
@@ -138,7 +133,7 @@ def render_scoreboard(report: Report) -> str | None:
     """The three tables, or None when the run had no backend tests."""
     if not any(c.family == FAMILY for c in report.cases):
         return None
-    releases = [c for c in _releases(report) if c.state.value == "ready"]
+    releases = [c for c in _releases(report) if c.state is CellState.READY]
     tests = sum(1 for c in report.cases if c.family == FAMILY)
     generator = md_text(str(report.run.get("generator_onnx", "?")))
     headers = ["onnxruntime", *COLUMNS, "total", "pass rate (of attempted)"]
@@ -183,7 +178,7 @@ def scoreboard_page_data(report: Report) -> dict[str, object]:
     from compat.core.suite import CHECKS as SUITE_CHECKS
 
     releases = _releases(report)
-    ready = [c for c in releases if c.state.value == "ready"]
+    ready = [c for c in releases if c.state is CellState.READY]
     present = {r.check for r in report.results if r.case.startswith(FAMILY + ".")}
     checks = [c for c in SUITE_CHECKS if c in present] + sorted(present - set(SUITE_CHECKS))
     by_check = {check: _results(report, check) for check in checks}
@@ -191,7 +186,7 @@ def scoreboard_page_data(report: Report) -> dict[str, object]:
     for cell in releases:
         line: list[object] = [cell.onnxruntime, cell.state.value]
         for check in checks:
-            counts = Counter(BUCKET.get(r.outcome.value, "errors")
+            counts = Counter(OUTCOMES[r.outcome].bucket
                              for (c, _), r in by_check[check].items() if c == cell.id)  # fmt: skip
             line.append([counts["passed"], sum(counts.values()) - counts["skipped"],
                          counts["skipped"], sum(counts.values())])  # fmt: skip
@@ -208,8 +203,8 @@ def scoreboard_page_data(report: Report) -> dict[str, object]:
         row: list[object] = [op]
         for cell in ready:
             mine = [r for (c, case), r in results.items() if c == cell.id and op_of.get(case) == op]
-            attempted = [r for r in mine if r.outcome.value != "skip"]
-            passed = [r for r in attempted if r.outcome.value in PASSED]
+            attempted = [r for r in mine if r.outcome is not Outcome.SKIP]
+            passed = [r for r in attempted if r.outcome in WORKS]
             row.append([len(passed), len(attempted)])
         ops.append(row)
     return {

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from compat.core.outcomes import Outcome
 from compat.core.report import Report
-from compat.render.grid import AXIS_TITLES, column_label, spans
+from compat.core.vocabulary import BREAKS, axis_row
+from compat.render.grid import column_label, spans
 from compat.render.text import one_line
 
-#: A variant breaks where it comes out as one of these and its original passes.
-BROKEN = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT,
-                    Outcome.FLAKY, Outcome.XFAIL})  # fmt: skip
 #: Lines the terminal shows before "… and N more".
 SHOWN = 12
 
@@ -20,7 +18,7 @@ def breaking_spellings(report: Report) -> dict[tuple[str, str], set[str]]:
     results = {(r.cell, r.case, r.check): r for r in report.results}
     found: dict[tuple[str, str], set[str]] = {}
     for (cell, case, check), result in results.items():
-        if "~" not in case or result.outcome not in BROKEN:
+        if "~" not in case or result.outcome not in BREAKS:  # a variant that breaks
             continue
         original = results.get((cell, case.split("~", 1)[0], check))
         if original is not None and original.outcome is Outcome.PASS:
@@ -43,7 +41,7 @@ def render_spellings(report: Report) -> str:
             labels = [column_label(axis, cells[i]) for i in ids]
             chosen = {column_label(axis, cells[i]) for i in ids if i in where}
             if chosen:
-                said.append(f"{AXIS_TITLES.get(axis, axis)} {spans(chosen, labels)}")
+                said.append(f"{axis_row(axis).name} {spans(chosen, labels)}")
         lines.append(one_line(f"  {case} · {check}: {'; '.join(said)}"))
     if len(found) > SHOWN:
         lines.append(f"  … and {len(found) - SHOWN} more: see matrix.md")

@@ -8,24 +8,14 @@ from dataclasses import dataclass
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
+from compat.core.vocabulary import NOT_RUN, axis_row
 from compat.render.grid import BAD, build_tables, link_label
-
-#: A square's state, worst first: what a reader must see before anything else.
-STATES = ("broken", "unexpected", "known", "pass", "skip", "n/a")
-#: What each state means, for legends.
-MEANINGS = {
-    "broken": "the environment could not be built or imported",
-    "unexpected": "unexpected results: failures, errors, crashes, flaky, xpass",
-    "known": "only known upstream bugs (xfail) besides passes",
-    "pass": "every check that applies passes",
-    "skip": "nothing applies to this release (skipped)",
-    "n/a": "not run",
-}
 
 
 @dataclass(frozen=True)
 class Square:
-    """One family on one release: its state and the outcome counts behind it."""
+    """One family on one release: its state (a key of vocabulary.SQUARES) and the outcome
+    counts behind it."""
 
     state: str
     counts: dict[str, int]
@@ -51,7 +41,7 @@ class Column:
 
     @property
     def title(self) -> str:
-        return f"{'ort' if self.axis == 'onnxruntime' else self.axis} {self.label}"
+        return f"{axis_row(self.axis).short} {self.label}"
 
 
 @dataclass(frozen=True)
@@ -86,7 +76,7 @@ def square_of(cell: CellRecord, results: list[CheckResult]) -> Square:
     counts = Counter(r.outcome.value for r in results)
     links = tuple(sorted({r.known for r in results if r.known}))
     if not results:
-        return Square("n/a", {})
+        return Square(NOT_RUN, {})
     if any(r.outcome.unexpected for r in results):
         return Square("unexpected", dict(counts), links)
     if counts.get("xfail"):

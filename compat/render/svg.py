@@ -12,34 +12,14 @@ from __future__ import annotations
 import math
 
 from compat.core.report import Report
+from compat.core.vocabulary import SQUARES, axis_row
 from compat.render.scoreboard import COLUMNS, scoreboard_rows
-from compat.render.summary import MEANINGS, STATES, Summary, summarize
+from compat.render.summary import Summary, summarize
 from compat.render.text import xml_text
 
 FONT = "Helvetica, Arial, 'DejaVu Sans', 'Liberation Sans', sans-serif"
 CHAR = 0.62  # an average character's width, in ems
 INK, MUTED, RULE, LINE = "#1f2328", "#59636e", "#d1d9e0", "#1a7f37"
-
-#: A square's colour and its number's, per state (the HTML page's outcome colours).
-COLOURS = {
-    "broken": ("#6b7785", "#ffffff"),
-    "unexpected": ("#d33a2c", "#ffffff"),
-    "known": ("#e8a33d", "#2b1d00"),
-    "pass": ("#8fd3a1", "#1f2328"),
-    "skip": ("#b9c2cc", "#1f2328"),
-    "n/a": ("#f3f5f7", "#59636e"),
-}
-#: The legend's words for each state.
-NAMES = {
-    "broken": "environment broken",
-    "unexpected": "unexpected results",
-    "known": "only known bugs",
-    "pass": "passes",
-    "skip": "skipped",
-    "n/a": "not run",
-}
-AXIS_TITLES = {"onnx": "onnx releases", "onnxruntime": "onnxruntime releases", "cell": "cells"}
-OTHER = {"onnx": "onnxruntime", "onnxruntime": "onnx"}
 
 SQUARE, GAP, GROUP_GAP, PAD = 24, 2, 16, 16
 
@@ -67,8 +47,8 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
 
 
 def _held(summary: Summary, axis: str) -> str:
-    other = OTHER.get(axis)
-    if other is None:
+    other = axis_row(axis).other
+    if not other:
         return ""
     versions = sorted({getattr(c.cell, other) for c in summary.columns if c.axis == axis} - {""})
     return f" ({other} {versions[0]})" if len(versions) == 1 else ""
@@ -78,17 +58,17 @@ def _legend(x0: int, y0: int, width: int) -> tuple[list[str], int]:
     """The states' swatches and names, wrapped to `width`; returns the elements and the
     height used."""
     body, x, y = [], x0, y0
-    for state in STATES:
-        fill, _ = COLOURS[state]
-        item = 14 + 6 + width_of(NAMES[state], 12) + 18
+    for state, square in SQUARES.items():
+        fill, _ = square.picture
+        item = 14 + 6 + width_of(square.name, 12) + 18
         if x > x0 and x + item > x0 + width:
             x, y = x0, y + 22
         body.append(
             f'<g class="legend-entry" data-state="{state}">'
-            f"<title>{xml_text(MEANINGS[state])}</title>"
+            f"<title>{xml_text(square.meaning)}</title>"
             f'<rect class="swatch" x="{x}" y="{y}" width="14" height="14" fill="{fill}" '
             f'stroke="{RULE}" shape-rendering="crispEdges"/>'
-            + _text(x + 20, y + 11.5, NAMES[state], 12)
+            + _text(x + 20, y + 11.5, square.name, 12)
             + "</g>"
         )
         x += item
@@ -106,7 +86,7 @@ def heatmap_svg(report: Report) -> str:
     title_h, axis_h, labels_h = 30, 22, math.ceil(longest * 11 * CHAR) + 10
     top = PAD + title_h + axis_h + labels_h
     pitch = SQUARE + GAP
-    titles = {axis: AXIS_TITLES.get(axis, axis) + _held(summary, axis) for axis in axes}
+    titles = {axis: axis_row(axis).releases + _held(summary, axis) for axis in axes}
     xs: list[int] = []
     x = PAD + label_w
     for axis in axes:  # a group is as wide as its squares, or its title when that is wider
@@ -144,9 +124,9 @@ def heatmap_svg(report: Report) -> str:
                           class_="family"))  # fmt: skip
         for position, i in enumerate(order):
             square = summary.squares[(family, i)]
-            fill, ink = COLOURS[square.state]
+            fill, ink = SQUARES[square.state].picture
             counts = ", ".join(f"{n} {o}" for o, n in sorted(square.counts.items()))
-            tip = f"{family} · {summary.columns[i].title}: {NAMES[square.state]}"
+            tip = f"{family} · {summary.columns[i].title}: {SQUARES[square.state].name}"
             body.append(
                 f"<g><title>{xml_text(tip)}{f' ({counts})' if counts else ''}</title>"
                 f'<rect class="square {square.state}" x="{xs[position]}" y="{y}" '

@@ -8,9 +8,10 @@ import textwrap
 from collections import Counter
 from collections.abc import Callable
 
-from compat.core.outcomes import CheckResult
+from compat.core.outcomes import CheckResult, Outcome
 from compat.core.report import Report
-from compat.render.grid import AXIS_TITLES, build_tables, text_table, variant
+from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, SQUARES, axis_row
+from compat.render.grid import build_tables, text_table, variant
 from compat.render.summary import Summary, summarize
 from compat.render.text import one_line, printable
 
@@ -23,37 +24,27 @@ COMMAND_LINES = 3
 #: "Works since" lines listed before "… and N more".
 MAX_SINCE = 12
 
-MARKS = {
-    "pass": ".",
-    "fail": "F",
-    "error": "E",
-    "crash": "C",
-    "timeout": "T",
-    "skip": "s",
-    "xfail": "x",
-    "xpass": "X",
-    "flaky": "~",
-    "install-error": "I",
-    "import-error": "M",
-    "n/a": " ",
-}
-LEGEND = (
-    "legend: . pass  F fail  E error  C crash  T timeout  s skip  x xfail  X xpass  ~ flaky  "
-    "I install-error  M import-error"
-)
-#: A summary square: its mark, and its colour (ANSI) when colour is on.
-SQUARES = {
-    "pass": (".", "32"),
-    "known": ("x", "33"),
-    "unexpected": ("!", "1;31"),
-    "skip": ("s", "90"),
-    "broken": ("B", "1;35"),
-    "n/a": (" ", ""),
-}
-SUMMARY_LEGEND = (
-    "  . all pass   x known upstream bugs only   N/! N unexpected   s skipped   "
-    "B environment broken"
-)
+#: The summary legend's order: what a reader hopes to see first.
+SUMMARY_ORDER = ("pass", "known", "unexpected", "skip", "broken")
+#: The closing line's order: the worst first.
+CLOSING_ORDER = (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FLAKY,
+                 Outcome.XPASS, Outcome.PASS, Outcome.XFAIL, Outcome.SKIP)  # fmt: skip
+
+
+def _legend() -> str:
+    """The grid's legend: every entry's letter, in the enum's order ("not run" is blank)."""
+    return "legend: " + "  ".join(f"{ENTRIES[key].letter} {key}" for key in ENUM_ORDER)
+
+
+def _summary_legend() -> str:
+    """Each square's letter and words; a square of unexpected results shows their
+    number instead of its letter when there are fewer than 10."""
+    said = []
+    for state in SUMMARY_ORDER:
+        square = SQUARES[state]
+        letter = f"N/{square.letter}" if state == "unexpected" else square.letter
+        said.append(f"{letter} {square.said}")
+    return "  " + "   ".join(said)
 
 
 def use_colour(stream_is_tty: bool) -> bool:
@@ -83,7 +74,7 @@ def render_summary(report: Report, colour: bool = False) -> str:
     summary = summarize(report)
     if not summary.families:
         return "no results"
-    return "\n".join([*_grid_lines(summary, colour), SUMMARY_LEGEND, *_since_lines(summary)])
+    return "\n".join([*_grid_lines(summary, colour), _summary_legend(), *_since_lines(summary)])
 
 
 def _grid_lines(summary: Summary, colour: bool) -> list[str]:
@@ -97,7 +88,7 @@ def _grid_lines(summary: Summary, colour: bool) -> list[str]:
         width = max(len(s) for s in short)
         for i, label in zip(group, short, strict=True):
             shown[i] = label.rjust(width)
-        name = {"onnxruntime": "ort"}.get(axis, AXIS_TITLES.get(axis, axis))
+        name = axis_row(axis).short
         titles.append(f"{name} {prefix}x" if prefix else name)
 
     widths = [
@@ -121,7 +112,7 @@ def _grid_lines(summary: Summary, colour: bool) -> list[str]:
 
         def mark(i: int, family: str = family) -> str:
             square = summary.squares[(family, i)]
-            text, code = SQUARES[square.state]
+            text, code = SQUARES[square.state].letter, SQUARES[square.state].ansi
             if square.state == "unexpected" and square.number < 10:
                 text = str(square.number)
             return _paint(text.rjust(len(shown[i])), code, colour)
@@ -137,7 +128,7 @@ def _since_lines(summary: Summary) -> list[str]:
         return []
     lines = ["works since (first release from which every later one passes):"]
     for since in fixed[:MAX_SINCE]:
-        axis = AXIS_TITLES.get(since.axis, since.axis)
+        axis = axis_row(since.axis).name
         links = f" ({', '.join(since.links)})" if since.links else ""
         line = f"  {since.family} · {since.check}: {axis} ≥ {since.first}{links}"
         lines.append(_cut(one_line(line)))
@@ -191,11 +182,7 @@ def render_unexpected(
 def closing_line(report: Report, provenance: str) -> str:
     """pytest-style: the counts that matter, worst first, and the time."""
     counts = Counter(r.outcome.value for r in report.results)
-    order = ["fail", "error", "crash", "timeout", "flaky", "xpass", "pass", "xfail", "skip"]
-    words = {"fail": "failed", "error": "errors", "crash": "crashed", "timeout": "timed out",
-             "flaky": "flaky", "xpass": "xpassed", "pass": "passed", "xfail": "xfailed",
-             "skip": "skipped"}  # fmt: skip
-    parts = [f"{counts[o]} {words[o]}" for o in order if counts.get(o)]
+    parts = [f"{counts[o]} {OUTCOMES[o].counted}" for o in CLOSING_ORDER if counts.get(o)]
     if report.broken_cells:
         parts.insert(0, f"{len(report.broken_cells)} broken cells")
     seconds = report.run.get("seconds", 0)
@@ -208,17 +195,20 @@ def render_grid(report: Report, every_row: bool = False) -> str:
     parts = []
     for table in build_tables(report):
         rows = [
-            [f"{variant(row.case, table.family)} · {row.check}", *(MARKS[e] for e in row.entries)]
+            [
+                f"{variant(row.case, table.family)} · {row.check}",
+                *(ENTRIES[e].letter for e in row.entries),
+            ]
             for row in table.rows
             if every_row or any(e not in ("pass",) for e in row.entries)
         ]
         if not rows:
             continue
         prefix, short = _short_labels(list(table.labels))
-        headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]} {prefix}…", *short]
+        headers = [f"{table.family} \\ {axis_row(table.axis).name} {prefix}…", *short]
         if not prefix:
-            headers = [f"{table.family} \\ {AXIS_TITLES[table.axis]}", *table.labels]
+            headers = [f"{table.family} \\ {axis_row(table.axis).name}", *table.labels]
         rows = [[printable(text) for text in row] for row in rows]
         parts.append(text_table(rows, [printable(text) for text in headers], "plain"))
-    parts.append(LEGEND)
+    parts.append(_legend())
     return "\n\n".join(parts)

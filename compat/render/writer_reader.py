@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from compat.core.outcomes import Outcome
 from compat.core.report import Report
 from compat.core.versions import version_key
-from compat.render.docs_pages import MARKS
+from compat.core.vocabulary import NOT_RUN_ROW, OUTCOMES
 from compat.render.text import md_text
 
 CASE = "writer_reader.default_model"
@@ -34,6 +35,7 @@ def render_writer_reader(report: Report) -> str | None:
         for c in report.cells
         if len(c.limits) >= 2
     }
+    mark = {outcome: row.mark for outcome, row in OUTCOMES.items()}
     lines = [
         "# Writer × reader",
         "",
@@ -44,9 +46,10 @@ def render_writer_reader(report: Report) -> str | None:
         f"edit): {len(writers)} onnx × {len(readers)} onnxruntime releases, {len(found)} "
         "pairs run.",
         "",
-        "✅ loads it and computes Relu right · ⏭️ refuses it: the model's IR version or opset "
-        "is past what that onnxruntime reads · ❌ refuses it within its limits, or computes "
-        "Relu wrong · — pair not in the run.",
+        f"{mark[Outcome.PASS]} loads it and computes Relu right · {mark[Outcome.SKIP]} refuses "
+        "it: the model's IR version or opset is past what that onnxruntime reads · "
+        f"{mark[Outcome.FAIL]} refuses it within its limits, or computes Relu wrong · "
+        f"{NOT_RUN_ROW.mark} pair not in the run.",
         "",
         "| onnx writes ↓ · onnxruntime reads → | "
         + " | ".join(md_text(r) for r in readers) + " |",
@@ -56,7 +59,7 @@ def render_writer_reader(report: Report) -> str | None:
         row = [md_text(f"{onnx} ({writes.get(onnx, '?')})")]
         for ort in readers:
             got = found.get((onnx, ort))
-            row.append(MARKS.get(got.outcome.value, md_text(got.outcome.value)) if got else "—")
+            row.append(mark[got.outcome] if got else NOT_RUN_ROW.mark)
         lines.append("| " + " | ".join(row) + " |")
     lines.append("| *reads up to* | " + " | ".join(reads.get(ort, "?") for ort in readers) + " |")
     lines += ["", "A writer's model loads where its IR version and opset are both within the "

@@ -1,8 +1,8 @@
 // after common.js: DATA, $ and el
-const MARK = {pass: "", fail: "F", xfail: "x", xpass: "X", flaky: "~", error: "E", crash: "C",
-  timeout: "T", skip: "s", "n/a": "", "install-error": "I", "import-error": "M"};
-const UNEXPECTED = new Set(["fail", "error", "crash", "timeout", "xpass", "flaky",
-  "install-error", "import-error"]);
+/** Every entry's mark and colours, every square state's, every axis's short name:
+ * compat/core/vocabulary.py, the one table every report reads. */
+const VOCABULARY = DATA.vocabulary;
+const UNEXPECTED = new Set(VOCABULARY.order.filter((e) => VOCABULARY.entries[e].unexpected));
 /** The filters: [key in the URL's hash, id of the control]. */
 const FILTERS = [["family", "family"], ["release", "release"], ["check", "check"],
   ["outcome", "outcome"], ["case", "text"]];
@@ -12,13 +12,13 @@ const CLASS = {};  // outcome or square state -> its colour class
 
 function paletteStyle() {
   const rules = [];
-  DATA.order.forEach((state, i) => {
-    const [bg, fg] = DATA.colours[state];
+  VOCABULARY.order.forEach((state, i) => {
+    const [bg, fg] = VOCABULARY.entries[state].colours;
     CLASS["o:" + state] = "k" + i;
     rules.push(`.k${i} { --c: ${bg}; --f: ${fg}; }`);
   });
-  DATA.summary.states.forEach((state, i) => {
-    const [bg, fg] = DATA.summary.colours[state];
+  VOCABULARY.states.forEach((state, i) => {
+    const [bg, fg] = VOCABULARY.squares[state].colours;
     CLASS["s:" + state] = "q" + i;
     rules.push(`.q${i} { --c: ${bg}; --f: ${fg}; }`);
   });
@@ -56,7 +56,8 @@ function buildSummary() {
     const start = i > 0 && summary.columns[i - 1].axis !== column.axis ? " start" : "";
     if (i === 0 || start) {
       const span = summary.columns.filter((c) => c.axis === column.axis).length;
-      const name = column.axis === "onnxruntime" && span < 6 ? "ort" : column.axis;
+      const axis = VOCABULARY.axes[column.axis];
+      const name = axis && span < 6 ? axis.short : column.axis;
       const th = el("th", {className: "axis" + start, colSpan: span, title: column.axis});
       th.appendChild(el("span", {}, name));  // as wide as its releases, never wider
       axes.appendChild(th);
@@ -76,8 +77,7 @@ function buildSummary() {
     tr.appendChild(th);
     summary.squares[fi].forEach(([state, number, counts], ci) => {
       const column = summary.columns[ci];
-      const outcome = state === "unexpected" || state === "broken" ? "unexpected"
-        : state === "known" ? "xfail" : "";
+      const outcome = VOCABULARY.squares[state].filter;
       const release = column.axis + ":" + column.label;
       const start = ci > 0 && summary.columns[ci - 1].axis !== column.axis;
       const td = el("td", {className: start ? "start" : ""});
@@ -92,9 +92,9 @@ function buildSummary() {
     body.appendChild(tr);
   });
   grid.append(thead, body);
-  for (const state of summary.states) {
+  for (const state of VOCABULARY.states) {
     $("states").appendChild(el("span", {className: CLASS["s:" + state],
-      title: summary.meanings[state]}, state));
+      title: VOCABULARY.squares[state].meaning}, state));
   }
 }
 
@@ -138,8 +138,8 @@ function buildControls() {
   fillSelect($("family"), families.map((f) => [f, f]));
   fillSelect($("release"), DATA.summary.columns.map((c) => [c.axis + ":" + c.label, c.title]));
   fillSelect($("check"), checks.map((c) => [c, c]));
-  fillSelect($("outcome"), DATA.order.map((o) => [o, o]));
-  for (const o of DATA.order) $("legend").appendChild(el("span", {className: CLASS["o:" + o]}, o));
+  fillSelect($("outcome"), VOCABULARY.order.map((o) => [o, o]));
+  for (const o of VOCABULARY.order) $("legend").appendChild(el("span", {className: CLASS["o:" + o]}, o));
 }
 
 function buildTables() {
@@ -171,7 +171,7 @@ function buildTables() {
         row.variant + " \u00b7 " + row.check));
       row.entries.forEach((entry, ci) => {
         const td = el("td", {className: "o " + CLASS["o:" + entry],
-          title: table.labels[ci] + ": " + entry}, MARK[entry] || "");
+          title: table.labels[ci] + ": " + entry}, VOCABULARY.entries[entry].page);
         td.dataset.at = ti + "," + ri + "," + ci;
         tr.appendChild(td);
       });

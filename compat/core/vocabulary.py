@@ -1,0 +1,252 @@
+"""The words, marks and colours of every report, one table per concept.
+
+An outcome (`fail`), a cell's state (`install-error`), a summary square's state
+(`unexpected`) and an axis (`onnxruntime`) read the same in the terminal, the docs, the
+HTML page (which gets these tables in its JSON), the SVG picture, matrix.md, junit.xml
+and the scoreboard, because each renderer reads its row here: a new outcome is one row,
+and every table, sentence and legend shows it. A field is here only because some
+renderer reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compat.core.outcomes import UNEXPECTED, CellState, Outcome
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    """How one entry of a grid reads: an outcome, a broken cell's state, or "not run"."""
+
+    #: the docs' mark: ✅
+    mark: str
+    #: the docs' mark in plain text (`--ascii`): ok
+    ascii: str
+    #: one character in the terminal's grid: F
+    letter: str
+    #: what the page's grid square says over its colour ("" where the colour says it all)
+    page: str
+    #: in a sentence: "fails ≤ 1.20.1"
+    word: str
+    #: the docs' legend; its part before ":" closes a family page
+    meaning: str
+    #: matrix.md's legend: the words in brackets after the name ("" for none)
+    note: str
+    #: on the page: (background, text), all distinct, the text at WCAG AA on its background
+    colours: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class OutcomeRow(EntryRow):
+    """An outcome's entry, and where the counting renderers put it."""
+
+    #: the terminal's closing line: "3 failed"
+    counted: str
+    #: in a verdict: the check works (True), is broken (False, a known bug included), or
+    #: did not run (None, a skip)
+    works: bool | None
+    #: the backend scoreboard's column that counts it
+    bucket: str
+    #: its junit.xml element: failure, error, skipped, or "" (a passing testcase)
+    junit: str
+
+
+@dataclass(frozen=True)
+class SquareRow:
+    """A summary square's state: one family on one release, worst result shown."""
+
+    #: the docs index's text form of the picture: 🐞
+    mark: str
+    #: the same in plain text (`--ascii`)
+    ascii: str
+    #: the terminal's summary grid: x
+    letter: str
+    #: its ANSI colour there ("" for none)
+    ansi: str
+    #: the terminal's legend ("" for no entry in it)
+    said: str
+    #: the picture's legend and tooltips
+    name: str
+    #: every legend's explanation (docs, picture, page)
+    meaning: str
+    #: on the page: the colours of the outcome it stands for
+    colours: tuple[str, str]
+    #: in the picture (summary.svg): (fill, number)
+    picture: tuple[str, str]
+    #: the page: the outcome filter a click on the square sets ("" for none)
+    filter: str
+
+
+@dataclass(frozen=True)
+class AxisRow:
+    """An axis of the matrix: the releases of one package, the other held at one."""
+
+    #: table headers and sentences: onnxruntime
+    name: str
+    #: narrow places (the terminal's summary, a column's title): ort
+    short: str
+    #: the picture's group title: onnxruntime releases
+    releases: str
+    #: a family page's heading over its tables
+    heading: str
+    #: the package held at one release along it ("" for the cells of a cross product)
+    other: str
+
+
+#: Every outcome, in the order of the docs' and the page's legends (the enum's order is
+#: the terminal's and matrix.md's).
+OUTCOMES: dict[Outcome, OutcomeRow] = {
+    Outcome.PASS: OutcomeRow(
+        mark="✅", ascii="ok", letter=".", page="", word="passes", meaning="works", note="",
+        colours=("#9fdcae", "#0b3a1c"), counted="passed", works=True, bucket="passed", junit="",
+    ),
+    Outcome.FAIL: OutcomeRow(
+        mark="❌", ascii="FAIL", letter="F", page="F", word="fails",
+        meaning="fails: the result differs from the spec (unexpected)",
+        note="ran, result differs from the spec", colours=("#c62828", "#ffffff"), counted="failed",
+        works=False, bucket="failed", junit="failure",
+    ),
+    Outcome.XFAIL: OutcomeRow(
+        mark="🐞", ascii="xfail", letter="x", page="x", word="fails (known)",
+        meaning="fails as a reported upstream bug says (linked in the verdict)",
+        note="a known upstream bug, link below", colours=("#f7c95c", "#3d2800"), counted="xfailed",
+        works=False, bucket="failed", junit="skipped",
+    ),
+    Outcome.XPASS: OutcomeRow(
+        mark="🎉", ascii="XPASS", letter="X", page="X", word="passes (known bug looks fixed)",
+        meaning="passes although a bug is recorded for this release: it looks fixed",
+        note="known bug no longer reproduces", colours=("#6a3fc8", "#ffffff"), counted="xpassed",
+        works=True, bucket="passed", junit="failure",
+    ),
+    Outcome.FLAKY: OutcomeRow(
+        mark="🎲", ascii="FLAKY", letter="~", page="~", word="flaky",
+        meaning="identical runs disagree: nondeterministic (counts in the detail)",
+        note="identical runs disagree", colours=("#f4a6d7", "#4a0d33"), counted="flaky",
+        works=False, bucket="failed", junit="failure",
+    ),
+    Outcome.ERROR: OutcomeRow(
+        mark="💥", ascii="ERROR", letter="E", page="E", word="errors",
+        meaning="raised an unexpected exception", note="an exception, with its phase",
+        colours=("#b0127a", "#ffffff"), counted="errors", works=False, bucket="errors",
+        junit="error",
+    ),
+    Outcome.CRASH: OutcomeRow(
+        mark="💀", ascii="CRASH", letter="C", page="C", word="crashes",
+        meaning="the process died (segfault, abort)", note="the worker died",
+        colours=("#2b0a0a", "#ffffff"), counted="crashed", works=False, bucket="crashes",
+        junit="error",
+    ),
+    Outcome.TIMEOUT: OutcomeRow(
+        mark="⏱️", ascii="TIMEOUT", letter="T", page="T", word="times out",
+        meaning="ran past the time limit", note="", colours=("#e8853a", "#2b1400"),
+        counted="timed out", works=False, bucket="timeouts", junit="error",
+    ),
+    Outcome.SKIP: OutcomeRow(
+        mark="⏭️", ascii="skip", letter="s", page="s", word="skipped",
+        meaning="does not apply to this release (an opset or API it lacks)",
+        note="does not apply to this release", colours=("#c8d0d9", "#1d2733"), counted="skipped",
+        works=None, bucket="skipped", junit="skipped",
+    ),
+}  # fmt: skip
+
+#: What no check ran in shows: the entry of a result that is missing.
+NOT_RUN = "n/a"
+NOT_RUN_ROW = EntryRow(
+    mark="—", ascii="n/a", letter=" ", page="", word="not run", meaning="not run", note="",
+    colours=("#f4f6f8", "#4a5663"),
+)  # fmt: skip
+
+#: Why a broken environment ran nothing: one note for both, so matrix.md says it once.
+_NO_ENVIRONMENT = "the cell's environment could not be built or imported; no check ran"
+#: Every cell state. A ready cell's entries are its results, so READY has words only.
+CELL_STATES: dict[CellState, EntryRow] = {
+    CellState.READY: EntryRow(
+        mark="", ascii="", letter="", page="", word="ready",
+        meaning="the environment was built and imports: its checks ran", note="", colours=("", ""),
+    ),
+    CellState.INSTALL_ERROR: EntryRow(
+        mark="📦", ascii="no-install", letter="I", page="I", word="cannot install",
+        meaning="this release could not be installed (no wheel for this Python)",
+        note=_NO_ENVIRONMENT, colours=("#4b5563", "#ffffff"),
+    ),
+    CellState.IMPORT_ERROR: EntryRow(
+        mark="🚫", ascii="no-import", letter="M", page="M", word="cannot import",
+        meaning="installed, but could not be imported", note=_NO_ENVIRONMENT,
+        colours=("#1e56b0", "#ffffff"),
+    ),
+}  # fmt: skip
+#: The states of a cell that ran nothing: its entries are the state itself.
+BROKEN = tuple(state for state in CellState if state is not CellState.READY)
+
+#: Every entry a grid can hold, by its value, in the docs' and the page's legend order.
+ENTRIES: dict[str, EntryRow] = {
+    **{outcome.value: row for outcome, row in OUTCOMES.items()},
+    NOT_RUN: NOT_RUN_ROW,
+    **{state.value: CELL_STATES[state] for state in BROKEN},
+}
+#: The terminal's and matrix.md's legend order: the enum's outcomes, then broken cells.
+ENUM_ORDER: tuple[str, ...] = (*(o.value for o in Outcome), *(s.value for s in BROKEN))
+#: The entries that make `nox -s matrix` exit 1: unexpected outcomes and broken cells.
+UNEXPECTED_ENTRIES = frozenset({*(o.value for o in UNEXPECTED), *(s.value for s in BROKEN)})
+
+#: Outcomes where the check works on that release, and where it is broken (a known bug
+#: included); a skip is neither.
+WORKS = frozenset(o for o, row in OUTCOMES.items() if row.works is True)
+BREAKS = frozenset(o for o, row in OUTCOMES.items() if row.works is False)
+
+#: A square's state, worst first: what a reader must see before anything else.
+SQUARES: dict[str, SquareRow] = {
+    "broken": SquareRow(
+        mark="📦", ascii="BROKEN", letter="B", ansi="1;35", said="environment broken",
+        name="environment broken", meaning="the environment could not be built or imported",
+        colours=CELL_STATES[CellState.INSTALL_ERROR].colours, picture=("#6b7785", "#ffffff"),
+        filter="unexpected",
+    ),
+    "unexpected": SquareRow(
+        mark="❌", ascii="UNEXPECTED", letter="!", ansi="1;31", said="N unexpected",
+        name="unexpected results",
+        meaning="unexpected results: failures, errors, crashes, flaky, xpass",
+        colours=OUTCOMES[Outcome.FAIL].colours, picture=("#d33a2c", "#ffffff"),
+        filter="unexpected",
+    ),
+    "known": SquareRow(
+        mark="🐞", ascii="known", letter="x", ansi="33", said="known upstream bugs only",
+        name="only known bugs", meaning="only known upstream bugs (xfail) besides passes",
+        colours=OUTCOMES[Outcome.XFAIL].colours, picture=("#e8a33d", "#2b1d00"), filter="xfail",
+    ),
+    "pass": SquareRow(
+        mark="✅", ascii="ok", letter=".", ansi="32", said="all pass", name="passes",
+        meaning="every check that applies passes", colours=OUTCOMES[Outcome.PASS].colours,
+        picture=("#8fd3a1", "#1f2328"), filter="",
+    ),
+    "skip": SquareRow(
+        mark="⏭️", ascii="skip", letter="s", ansi="90", said="skipped", name="skipped",
+        meaning="nothing applies to this release (skipped)",
+        colours=OUTCOMES[Outcome.SKIP].colours, picture=("#b9c2cc", "#1f2328"), filter="",
+    ),
+    NOT_RUN: SquareRow(
+        mark="—", ascii="n/a", letter=" ", ansi="", said="", name="not run", meaning="not run",
+        colours=NOT_RUN_ROW.colours, picture=("#f3f5f7", "#59636e"), filter="",
+    ),
+}  # fmt: skip
+
+#: The axes of a matrix: each package's releases, or every cell of a cross product.
+AXES: dict[str, AxisRow] = {
+    "onnx": AxisRow(
+        name="onnx", short="onnx", releases="onnx releases", heading="On onnx releases",
+        other="onnxruntime",
+    ),
+    "onnxruntime": AxisRow(
+        name="onnxruntime", short="ort", releases="onnxruntime releases",
+        heading="On onnxruntime releases", other="onnx",
+    ),
+    "cell": AxisRow(
+        name="cell", short="cell", releases="cells", heading="On each environment", other="",
+    ),
+}  # fmt: skip
+
+
+def axis_row(key: str) -> AxisRow:
+    """An axis's row; an axis this table does not know is called by its key everywhere."""
+    return AXES.get(key) or AxisRow(key, key, key, key, "")
