@@ -136,6 +136,15 @@ class CellRecord:
     #: every distribution installed in the cell and its version (a repro's requirements)
     installed: dict[str, str] = field(default_factory=dict)
 
+    def version(self, axis: str) -> str:
+        """The cell's release along an axis (compat/core/vocabulary.py AXES): onnx's,
+        onnxruntime's, or an extra axis's package as installed; "" off every axis."""
+        if axis == "onnx":
+            return self.onnx
+        if axis == "onnxruntime":
+            return self.onnxruntime
+        return self.packages.get(axis, "")
+
     @property
     def summary(self) -> str:
         """One line for tables: the message's first paragraph, or a traceback's last line."""

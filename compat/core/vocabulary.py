@@ -93,6 +93,10 @@ class AxisRow:
     #: the package held at one release along it ("" for the cells of a cross product)
     other: str
 
+    def label(self, release: str) -> str:
+        """How a cell id names its release along this axis: `ort1.24.4`."""
+        return f"{self.short}{release}"
+
 
 #: Every outcome, in the order of the docs' and the page's legends (the enum's order is
 #: the terminal's and matrix.md's).

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from compat.core.errors import UsageError
 from compat.core.versions import in_range, parse_version
+from compat.core.vocabulary import axis_row
 from compat.plan.config import Config, Constraint
 
 
@@ -24,9 +25,13 @@ class Cell:
     onnx_dist: str = "onnx"  # the distribution onnx comes from: "onnx-weekly" for previews
 
     @property
+    def releases(self) -> tuple[tuple[str, str], ...]:
+        """(axis, release) of every axis the cell is on, in the order its id names them."""
+        return (("onnx", self.onnx), ("onnxruntime", self.onnxruntime), *self.pins)
+
+    @property
     def id(self) -> str:
-        base = f"onnx{self.onnx}-ort{self.onnxruntime}"
-        base += "".join(f"-{name}{version}" for name, version in self.pins)
+        base = "-".join(axis_row(axis).label(release) for axis, release in self.releases)
         return f"{base}-{self.tag}" if self.tag else base
 
     def version(self, package: str) -> str:

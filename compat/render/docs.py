@@ -20,7 +20,7 @@ from compat.render.docs_pages import (
     runs,
     shown,
 )
-from compat.render.grid import build_tables, link_label, spans, text_table
+from compat.render.grid import build_tables, column_label, link_label, spans, text_table
 from compat.render.summary import Since, Summary, summarize
 from compat.render.text import md_anchor, md_path, md_text
 
@@ -113,7 +113,7 @@ def _state_legend(ascii_marks: bool) -> str:
 def _environments(report: Report) -> str:
     def row(axis: str, cell: CellRecord) -> list[str]:
         p = cell.packages
-        label = {"onnx": cell.onnx, "onnxruntime": cell.onnxruntime}.get(axis, cell.id)
+        label = column_label(axis, cell)
         return [md_text(text) for text in (
             f"{axis_row(axis).name} {label}", p.get("onnx", "—"), p.get("onnxruntime", "—"),
             p.get("numpy", "—"), p.get("protobuf", "—"), cell.python or "—",

@@ -158,7 +158,7 @@ def _limits(report: Report, axis: str) -> str:
                        if c == cell_id and case.startswith(prefix)]  # fmt: skip
             if numbers:
                 best[kind] = str(max(numbers))
-        release = cell.onnx if axis == "onnx" else cell.onnxruntime
+        release = cell.version(axis)
         rows.append([md_text(release), best["ir"], best["opset"]])
     return text_table(rows, [axis, "max IR version", "max opset (ai.onnx)"])
 

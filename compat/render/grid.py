@@ -38,11 +38,8 @@ class Table:
 
 
 def column_label(axis: str, cell: CellRecord) -> str:
-    if axis == "onnx":
-        return cell.onnx
-    if axis == "onnxruntime":
-        return cell.onnxruntime
-    return cell.id
+    """A column's title: the cell's release along the axis, or its id (a cross product)."""
+    return cell.version(axis) or cell.id
 
 
 def varying(ids: tuple[str, ...]) -> tuple[str, ...]:
