@@ -28,6 +28,7 @@ from compat.core.vocabulary import (
     EntryRow,
     SquareRow,
     axis_row,
+    split_axis,
 )
 from compat.plan.config import load_config
 from compat.plan.matrix import expand
@@ -76,10 +77,16 @@ def test_every_state_the_summary_gives_a_square_has_exactly_one_row() -> None:
 def test_every_axis_a_plan_has_exactly_one_row() -> None:
     config = load_config(ROOT / "pyproject.toml")
     onnx, ort = ("1.18.0", "1.23.2"), ("1.17.3", "1.24.4")
-    axes = {*expand(config, onnx, ort).axes, *expand(config, onnx, ort, cross=True).axes}
-    assert axes == set(AXES)
+    pythons = ("3.11", "3.12")
+    plans = [expand(config, onnx, ort, cross=cross, pythons=p) for cross in (False, True)
+             for p in ((), pythons)]  # fmt: skip
+    named = {part for plan in plans for key in plan.axes for part in split_axis(key) if part}
+    ids = {axis for plan in plans for cell in plan.cells for axis, _ in cell.releases}
+    assert named - set(pythons) | ids == set(AXES)
     assert axis_row("onnxruntime").short == "ort"
-    assert axis_row("python") == vocabulary.AxisRow("python", "python", "python", "python", "")
+    assert axis_row("onnx@3.12").releases == "onnx releases on Python 3.12"
+    unknown = vocabulary.AxisRow("protobuf", "protobuf", "protobuf", "protobuf", "")
+    assert axis_row("protobuf") == unknown
 
 
 @pytest.mark.parametrize(

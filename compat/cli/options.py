@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from compat.core.errors import UsageError
+from compat.plan.pythons import is_version_list
 from compat.workflow.request import (
     CorpusRequest,
     PlanRequest,
@@ -115,6 +116,13 @@ def add_setup(parser: argparse.ArgumentParser) -> None:
         help="build this project with its own backend and install it into every cell; "
         "default when commands run: the project itself when it is a package; `none`: nothing",
     )
+    parser.add_argument(
+        "--python",
+        metavar="VERSIONS|PATH",
+        help="the Pythons every cell runs on: minor versions (3.10,3.12) or a range "
+        "('>=3.10'), each an axis of its own (replaces [tool.compat.python]); or the path "
+        "of one interpreter. Default: the interpreter onnx-compat runs on",
+    )
 
 
 def add_run(parser: argparse.ArgumentParser) -> None:
@@ -133,7 +141,6 @@ def add_run(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="environments (envs/), result cache (cache/), worker files (work/); default .compat/",
     )
-    parser.add_argument("--python", default=sys.executable, help="interpreter for the cells")
     parser.add_argument(
         "--fresh",
         action="store_true",
@@ -176,7 +183,7 @@ def request_of(args: argparse.Namespace) -> Request:
             axis=args.axis,
         )
     if "with_" in given:
-        setup = SetupRequest(with_=tuple(args.with_), install=args.install)
+        setup = SetupRequest(with_=tuple(args.with_), install=args.install, python=args.python)
     if "cases_dir" in given:
         corpus = CorpusRequest(
             cases=args.cases,
@@ -193,7 +200,7 @@ def request_of(args: argparse.Namespace) -> Request:
             memory=args.memory,
             out=args.out,
             state_dir=args.state_dir,
-            python=args.python,
+            python=_interpreter(getattr(args, "python", None)),
             fresh=args.fresh,
             reruns=args.reruns,
             share=args.share,
@@ -237,5 +244,14 @@ def check_options(args: argparse.Namespace) -> None:
             f"--memory {memory:g}: give the gigabytes a worker may use, or 0: no limit"
         )
     python = getattr(args, "python", None)
-    if python is not None and shutil.which(python) is None:
-        raise UsageError(f"--python {python}: no such interpreter; give a Python executable")
+    if python is not None and not is_version_list(python) and shutil.which(python) is None:
+        raise UsageError(
+            f"--python {python}: no such interpreter; give a Python executable, or minor "
+            "versions like --python 3.10,3.12"
+        )
+
+
+def _interpreter(python: str | None) -> str:
+    """The one interpreter `--python PATH` names; this one when it names versions (each
+    cell's is found by its version, compat/plan/pythons.py)."""
+    return python if python and not is_version_list(python) else sys.executable

@@ -38,6 +38,9 @@ class CellState(enum.StrEnum):
     READY = "ready"
     INSTALL_ERROR = "install-error"
     IMPORT_ERROR = "import-error"
+    #: the index has no wheel of one of its releases for the cell's Python: not a
+    #: failure, a combination that does not exist (decided before anything is built)
+    NO_WHEEL = "no-wheel"
 
 
 class CheckResultDict(TypedDict):
@@ -138,11 +141,15 @@ class CellRecord:
 
     def version(self, axis: str) -> str:
         """The cell's release along an axis (compat/core/vocabulary.py AXES): onnx's,
-        onnxruntime's, or an extra axis's package as installed; "" off every axis."""
+        onnxruntime's, the Python's (`3.12`), or an extra axis's package as installed;
+        "" off every axis. An axis of one Python (`onnx@3.12`) is its package's."""
+        axis = axis.split("@", 1)[0]
         if axis == "onnx":
             return self.onnx
         if axis == "onnxruntime":
             return self.onnxruntime
+        if axis == "python":
+            return ".".join(self.python.split(".")[:2])
         return self.packages.get(axis, "")
 
     @property

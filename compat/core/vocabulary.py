@@ -171,7 +171,7 @@ CELL_STATES: dict[CellState, EntryRow] = {
     ),
     CellState.INSTALL_ERROR: EntryRow(
         mark="📦", ascii="no-install", letter="I", page="I", word="cannot install",
-        meaning="this release could not be installed (no wheel for this Python)",
+        meaning="this release could not be installed (the installer's reason is in the cell)",
         note=_NO_ENVIRONMENT, colours=("#4b5563", "#ffffff"),
     ),
     CellState.IMPORT_ERROR: EntryRow(
@@ -179,9 +179,18 @@ CELL_STATES: dict[CellState, EntryRow] = {
         meaning="installed, but could not be imported", note=_NO_ENVIRONMENT,
         colours=("#1e56b0", "#ffffff"),
     ),
+    CellState.NO_WHEEL: EntryRow(
+        mark="n/a", ascii="no-wheel", letter="-", page="-", word="no wheel",
+        meaning="n/a: the index has no wheel of this release for this Python (not a failure)",
+        note="the index has no wheel of a release for this Python: nothing to install or run",
+        colours=("#eef1f4", "#4a5663"),
+    ),
 }  # fmt: skip
-#: The states of a cell that ran nothing: its entries are the state itself.
-BROKEN = tuple(state for state in CellState if state is not CellState.READY)
+#: The states of a cell that ran nothing because something went wrong: its entries are
+#: the state itself, and each is unexpected. A release with no wheel for the Python is
+#: not among them: it is not applicable (NOT_APPLICABLE), like a skip.
+BROKEN = tuple(s for s in CellState if s not in (CellState.READY, CellState.NO_WHEEL))
+NOT_APPLICABLE = (CellState.NO_WHEEL,)
 
 #: Every entry a grid can hold, by its value, in the docs' and the page's legend order.
 ENTRIES: dict[str, EntryRow] = {
@@ -248,9 +257,28 @@ AXES: dict[str, AxisRow] = {
     "cell": AxisRow(
         name="cell", short="cell", releases="cells", heading="On each environment", other="",
     ),
+    # the interpreter: it multiplies the other axes (their keys become `onnx@3.12`) and
+    # names itself first in a cell id (`py3.12-onnx1.18.0-ort1.24.4`)
+    "python": AxisRow(
+        name="Python", short="py", releases="Python versions", heading="On Python versions",
+        other="",
+    ),
 }  # fmt: skip
 
 
+def split_axis(key: str) -> tuple[str, str]:
+    """`onnx@3.12` -> ("onnx", "3.12"): an axis of a plan of several Pythons is one
+    package's releases on one of them; ("onnx", "") otherwise."""
+    axis, _, python = key.partition("@")
+    return axis, python
+
+
 def axis_row(key: str) -> AxisRow:
-    """An axis's row; an axis this table does not know is called by its key everywhere."""
-    return AXES.get(key) or AxisRow(key, key, key, key, "")
+    """An axis's row; an axis this table does not know is called by its key everywhere.
+    On one Python of several (`onnx@3.12`), its titles say which."""
+    axis, python = split_axis(key)
+    row = AXES.get(axis) or AxisRow(axis, axis, axis, axis, "")
+    if not python:
+        return row
+    return AxisRow(row.name, row.short, f"{row.releases} on Python {python}",
+                   f"{row.heading}, Python {python}", row.other)  # fmt: skip

@@ -46,7 +46,7 @@ def execute(
     envs = dict(envs or {})
     for cell in cells:
         if cell.id not in envs:
-            found = backends.existing(cell, settings.envs_dir, settings.python)
+            found = backends.existing(cell, settings.envs_dir, settings.interpreter(cell))
             if found is not None:
                 envs[cell.id] = found
     work = _Work(cells, files, settings, progress, on_progress, envs, backends)
@@ -98,7 +98,9 @@ class _Work:
         settings = self.settings
         with ThreadPoolExecutor(max_workers=max(2, settings.jobs)) as builders:
             building = {
-                builders.submit(self.backends.build, c, settings.envs_dir, settings.python): c
+                builders.submit(
+                    self.backends.build, c, settings.envs_dir, settings.interpreter(c)
+                ): c
                 for c in missing
             }
             for done in as_completed(building):

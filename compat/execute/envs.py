@@ -29,7 +29,9 @@ from compat.execute.installer import (
 )
 from compat.execute.marker import MARKER, changes, fingerprint, read_marker, saved_record
 from compat.execute.project import Built, build, parse_flag
+from compat.plan.index import missing_wheel
 from compat.plan.matrix import Cell
+from compat.plan.pythons import python_version
 from compat.state import cellcode
 
 
@@ -123,6 +125,7 @@ def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
         state=state,
         detail=_trim(message) or "(no message)",
         requirements=cell.requirements,
+        python=cell.python,
     )
 
 
@@ -169,15 +172,30 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     the environment the first is building, then uses it.
     """
     root.mkdir(parents=True, exist_ok=True)
-    with FileLock(root / f".{cell.id}.lock"):
-        return _reuse(cell, root, base_python) or _build(cell, root, base_python)
+    with FileLock(root / f".{cell.env_name}.lock"):
+        return (
+            _reuse(cell, root, base_python)
+            or _no_wheel(cell, root, base_python)
+            or _build(cell, root, base_python)
+        )
+
+
+def _no_wheel(cell: Cell, root: Path, base_python: str) -> Environment | None:
+    """A cell the index has no wheel for (compat/plan/index.py `missing_wheel`): its
+    state, decided before anything is built; None when every pin has a wheel."""
+    reason = missing_wheel(cell.requirements, cell.python or python_version(base_python))
+    if not reason:
+        return None
+    directory = root / cell.env_name
+    code = cellcode.stage(root.parent / "code")
+    return Environment(_broken(cell, CellState.NO_WHEEL, reason), env_python(directory), code)
 
 
 def existing_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Environment | None:
     """The cell's environment when it is built already with the same pins, else None
     (nothing is built: a run starts checks in these while it builds the others)."""
     root.mkdir(parents=True, exist_ok=True)
-    with FileLock(root / f".{cell.id}.lock"):
+    with FileLock(root / f".{cell.env_name}.lock"):
         return _reuse(cell, root, base_python)
 
 
@@ -191,7 +209,7 @@ def _same(saved: object, identity: dict[str, object]) -> bool:
 
 
 def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
-    directory = root / cell.id
+    directory = root / cell.env_name
     python = env_python(directory)
     code = cellcode.stage(root.parent / "code")
     marker = directory / MARKER
@@ -263,7 +281,7 @@ def _install_project(cell: Cell, python: Path, record: CellRecord, project: Buil
 
 
 def _build(cell: Cell, root: Path, base_python: str) -> Environment:
-    directory = root / cell.id
+    directory = root / cell.env_name
     python = env_python(directory)
     code = cellcode.stage(root.parent / "code")
     marker = directory / MARKER

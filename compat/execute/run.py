@@ -146,7 +146,7 @@ def _run_matrix(
     mark = time.monotonic()
     # a few at a time: a new build of the project is reinstalled into each existing one
     with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
-        found = pool.map(lambda c: backends.existing(c, settings.envs_dir, settings.python),
+        found = pool.map(lambda c: backends.existing(c, settings.envs_dir, settings.interpreter(c)),
                          plan.cells)  # fmt: skip
         envs = {c.id: env for c, env in zip(plan.cells, found, strict=True)}
     phases["environments"] = round(time.monotonic() - mark, 2)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from compat.execute.schedule import Job
 from compat.execute.worker import Task
+from compat.plan.matrix import Cell
+from compat.plan.pythons import find_python
 
 #: Seconds a check of a model gets per megabyte of model, beyond `--timeout`: a 12 MB
 #: detector is not judged by the budget of a three-node case.
@@ -41,6 +43,11 @@ class Settings:
             return replace(task, timeout=budget(self.timeout, job.files.directory))
         return replace(task, command_timeout=self.command_timeout, log=str(self.log(job) or ""),
                        timeout=self.command_timeout + self.timeout)  # fmt: skip
+
+    def interpreter(self, cell: Cell) -> str:
+        """The interpreter a cell's environment is made from: its Python's (found by
+        version, compat/plan/pythons.py), or the run's."""
+        return find_python(cell.python) if cell.python else self.python
 
     def log(self, job: Job) -> Path | None:
         """Where a command's whole output goes (None: nowhere)."""

@@ -8,11 +8,14 @@ import json
 import urllib.request
 from typing import Any
 
-from packaging.tags import Tag, sys_tags
+from packaging.tags import Tag, compatible_tags, cpython_tags, platform_tags, sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from compat.core.errors import CompatError, UsageError
+
+#: the CPython minor versions a "no wheel" message lists wheels among
+PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 INDEX_JSON = "https://pypi.org/pypi/{package}/json"
 
@@ -66,15 +69,22 @@ def releases(
 
 
 @functools.lru_cache(maxsize=64)
-def _releases(package: str, pre: bool, yanked: bool, index_url: str) -> tuple[str, ...]:
+def _files(package: str, index_url: str) -> dict[str, list[dict[str, object]]]:
+    """Every release of `package` and its files, asked once per process."""
     try:
         data = _simple(package, index_url) if index_url else _pypi(package)
     except (OSError, ValueError) as exc:
         where = index_url or "the package index"
         raise CompatError(f"cannot list {package} releases from {where}: {exc}") from None
+    releases: dict[str, list[dict[str, object]]] = data.get("releases", {})
+    return releases
+
+
+@functools.lru_cache(maxsize=64)
+def _releases(package: str, pre: bool, yanked: bool, index_url: str) -> tuple[str, ...]:
     tags = set(sys_tags())
     found = []
-    for text, files in data.get("releases", {}).items():
+    for text, files in _files(package, index_url).items():
         try:
             version = Version(text)
         except InvalidVersion:
@@ -85,6 +95,46 @@ def _releases(package: str, pre: bool, yanked: bool, index_url: str) -> tuple[st
         if _has_wheel_for(usable, tags):
             found.append(text)
     return tuple(sorted(found, key=Version))
+
+
+#: (package, index) pairs the index could not be asked about, in this process
+_UNREACHABLE: set[tuple[str, str]] = set()
+
+
+@functools.cache
+def python_tags(python: str) -> frozenset[Tag]:
+    """The wheel tags CPython `python` (`3.12`) installs on this machine's platform, as
+    pip and uv rank them: its own ABI, abi3 of any earlier CPython, pure Python."""
+    version = tuple(int(part) for part in python.split("."))
+    platforms = list(platform_tags())
+    interpreter = f"cp{version[0]}{version[1]}"
+    return frozenset([
+        *cpython_tags(version, platforms=platforms),
+        *compatible_tags(version, interpreter=interpreter, platforms=platforms),
+    ])  # fmt: skip
+
+
+def has_wheel(package: str, version: str, python: str, index_url: str = "") -> bool | None:
+    """Whether the index has a wheel of `package` `version` that CPython `python` installs
+    here; None when the index cannot be asked (the environment will say)."""
+    if (package, index_url) in _UNREACHABLE:
+        return None
+    try:
+        files = _files(package, index_url).get(version)
+    except CompatError:
+        _UNREACHABLE.add((package, index_url))  # asked once: every cell would wait again
+        return None
+    if files is None:
+        return False
+    usable = [f for f in files if not f.get("yanked")] or files  # a pinned yanked file installs
+    return _has_wheel_for(usable, set(python_tags(python)))
+
+
+def wheel_pythons(
+    package: str, version: str, pythons: tuple[str, ...], index_url: str = ""
+) -> tuple[str, ...]:
+    """Which of `pythons` the index has a wheel of `package` `version` for."""
+    return tuple(p for p in pythons if has_wheel(package, version, p, index_url))
 
 
 def check_on_index(versions: tuple[str, ...], package: str, flag: str, index_url: str = "") -> None:
@@ -102,3 +152,28 @@ def check_on_index(versions: tuple[str, ...], package: str, flag: str, index_url
                 f"{flag} {version}: the package index has no {package} {version} with a wheel "
                 f"for this Python; its newest are {', '.join(newest) or 'none'}"
             )
+
+
+def missing_wheel(requirements: tuple[str, ...], python: str) -> str:
+    """Why a cell cannot exist on CPython `python`: the first exactly pinned release the
+    index has no wheel of for it, said with the Pythons it has wheels for; "" when every
+    pin has one, or when the index cannot say (a cell with an index of its own, an index
+    that cannot be asked: the environment is built and says)."""
+    if not python or any(r.startswith("--") for r in requirements):
+        return ""
+    for requirement in requirements:
+        name, exact, version = requirement.partition("==")
+        if not exact or ";" in requirement or "[" in name:
+            continue
+        if has_wheel(name, version, python) is False:
+            others = wheel_pythons(name, version, PYTHONS)
+            has = (
+                f"wheels for {', '.join(others)}"
+                if others
+                else "no CPython wheel for this platform"
+            )
+            return (
+                f"{name} {version} has no wheel for CPython {python} on this platform "
+                f"({has}): not installable there, by the package index"
+            )
+    return ""

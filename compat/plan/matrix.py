@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from compat.core.errors import UsageError
 from compat.core.versions import in_range, parse_version
-from compat.core.vocabulary import axis_row
+from compat.core.vocabulary import axis_row, split_axis
 from compat.plan.config import Config, Constraint
 
 
@@ -23,11 +23,23 @@ class Cell:
     tag: str = ""  # set when extra pins (a CI's numpy==...) make it a different environment
     pins: tuple[tuple[str, str], ...] = ()  # (package, release) of each extra axis
     onnx_dist: str = "onnx"  # the distribution onnx comes from: "onnx-weekly" for previews
+    #: the CPython it runs on (`3.12`), "" for the run's interpreter (`--python PATH`)
+    python: str = ""
+    #: the plan has several Pythons: the id names this one (`py3.12-onnx…`)
+    show_python: bool = False
 
     @property
     def releases(self) -> tuple[tuple[str, str], ...]:
         """(axis, release) of every axis the cell is on, in the order its id names them."""
-        return (("onnx", self.onnx), ("onnxruntime", self.onnxruntime), *self.pins)
+        python = (("python", self.python),) if self.show_python else ()
+        return (*python, ("onnx", self.onnx), ("onnxruntime", self.onnxruntime), *self.pins)
+
+    @property
+    def env_name(self) -> str:
+        """Its environment's folder: the id, with the Python when the id leaves it out (a
+        run on one other Python keeps its ids and builds environments of its own)."""
+        hidden = self.python and not self.show_python
+        return f"py{self.python}-{self.id}" if hidden else self.id
 
     @property
     def id(self) -> str:
@@ -35,6 +47,8 @@ class Cell:
         return f"{base}-{self.tag}" if self.tag else base
 
     def version(self, package: str) -> str:
+        if package == "python":
+            return self.python
         if package == "onnx":
             return self.onnx
         if package == "onnxruntime":
@@ -47,8 +61,19 @@ class Plan:
     """The resolved run: cells in order, and which cells make up each axis."""
 
     cells: tuple[Cell, ...]
-    axes: dict[str, tuple[Cell, ...]]  # "onnx" / "onnxruntime", or "cell" in cross mode
+    #: "onnx" / "onnxruntime", or "cell" in cross mode; `onnx@3.12` … with several Pythons
+    axes: dict[str, tuple[Cell, ...]]
     cross: bool
+    #: per Python of a Python axis: (the onnxruntime release the onnx axis runs with, the
+    #: onnx release the onnxruntime axis runs with), as the index let them follow it
+    pairs: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def meta(self) -> dict[str, object]:
+        """What a report records of the plan's Pythons: each one's pairs."""
+        if not self.pairs:
+            return {}
+        return {"pythons": {python: {"onnx": onnx, "onnxruntime": ort}
+                            for python, (onnx, ort) in self.pairs.items()}}  # fmt: skip
 
 
 def requirements(
@@ -58,10 +83,14 @@ def requirements(
     pins: tuple[tuple[str, str], ...] = (),
     fixed: tuple[str, ...] = (),
     onnx_dist: str = "onnx",
+    python: str = "",
 ) -> tuple[str, ...]:
     """Exact pins (onnx, onnxruntime, every extra axis) plus every declared constraint
-    whose range holds, plus `fixed` requirements (`--with PKG==V`) for every cell."""
+    whose range holds (a constraint may name `python`), plus `fixed` requirements
+    (`--with PKG==V`) for every cell."""
     pinned = {"onnx": onnx, "onnxruntime": ort, **dict(pins)}
+    if python:
+        pinned["python"] = python
     extra = [
         req
         for c in constraints
@@ -146,13 +175,18 @@ def make_cell(
     pins: tuple[tuple[str, str], ...] = (),
     fixed: tuple[str, ...] = (),
     onnx_dist: str = "onnx",
+    python: str = "",
+    show_python: bool = False,
+    interpreter: str = "",
 ) -> Cell:
     """The cell of these releases, with the config's constraints and indexes and the
-    `fixed` requirements every cell of the run installs."""
+    `fixed` requirements every cell of the run installs. `interpreter`: the version of
+    the run's interpreter, which a cell without a `python` runs on (for constraints)."""
     indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
     everywhere = fixed + config.requires + indexes  # the project's setup: not in the id
-    reqs = requirements(onnx, ort, config.constraints, pins, everywhere, onnx_dist)
-    return Cell(onnx, ort, reqs, tag_of(fixed), pins, onnx_dist)
+    reqs = requirements(onnx, ort, config.constraints, pins, everywhere, onnx_dist,
+                        python or interpreter)  # fmt: skip
+    return Cell(onnx, ort, reqs, tag_of(fixed), pins, onnx_dist, python, show_python)
 
 
 def expand(
@@ -163,25 +197,43 @@ def expand(
     extra: tuple[tuple[str, tuple[str, ...]], ...] | None = None,
     fixed: tuple[str, ...] = (),
     dists: dict[str, str] | None = None,
+    pythons: tuple[str, ...] = (),
+    pairs: dict[str, tuple[str, str]] | None = None,
+    interpreter: str = "",
 ) -> Plan:
     """Turns the axes (the config's, or those given on the command line) into cells; each
-    extra axis (`extra`, default the config's `[tool.compat.axes.*]`) multiplies them."""
+    extra axis (`extra`, default the config's `[tool.compat.axes.*]`) multiplies them, and
+    so does each Python of `pythons`. `pairs`: per Python, the onnxruntime release the
+    onnx axis runs with and the onnx release the onnxruntime axis runs with (the pair
+    follows the Python: compat/plan/pairs.py); the config's by default. With several
+    Pythons each axis is one per Python, keyed `onnx@3.12`."""
     onnx_versions = onnx or config.onnx.versions
     ort_versions = ort or config.onnxruntime.versions
     axes = config.axes if extra is None else extra
     choices = list(itertools.product(*[[(n, v) for v in vs] for n, vs in axes]))
+    shown = len(pythons) > 1
+    cells: list[Cell] = []
+    by_axis: dict[str, tuple[Cell, ...]] = {}
+    for python in pythons or ("",):
+        onnx_pair, ort_pair = (pairs or {}).get(python, (config.onnx.pair, config.onnxruntime.pair))
 
-    def cells_of(o: str, r: str) -> tuple[Cell, ...]:
-        dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
-        return tuple(make_cell(config, o, r, pins, fixed, dist) for pins in choices)
+        def cells_of(o: str, r: str, python: str = python) -> tuple[Cell, ...]:
+            dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
+            return tuple(make_cell(config, o, r, pins, fixed, dist, python, shown, interpreter)
+                         for pins in choices)  # fmt: skip
 
-    if cross:
-        cells = tuple(c for o in onnx_versions for r in ort_versions for c in cells_of(o, r))
-        return Plan(cells, {"cell": cells}, cross=True)
-    onnx_axis = tuple(c for o in onnx_versions for c in cells_of(o, config.onnx.pair))
-    ort_axis = tuple(c for r in ort_versions for c in cells_of(config.onnxruntime.pair, r))
-    unique = tuple(dict.fromkeys(onnx_axis + ort_axis))
-    return Plan(unique, {"onnx": onnx_axis, "onnxruntime": ort_axis}, cross=False)
+        suffix = f"@{python}" if shown else ""
+        if cross:
+            block = tuple(c for o in onnx_versions for r in ort_versions for c in cells_of(o, r))
+            by_axis[f"cell{suffix}"] = block
+            cells += block
+            continue
+        onnx_axis = tuple(c for o in onnx_versions for c in cells_of(o, onnx_pair))
+        ort_axis = tuple(c for r in ort_versions for c in cells_of(ort_pair, r))
+        by_axis.update({f"onnx{suffix}": onnx_axis, f"onnxruntime{suffix}": ort_axis})
+        cells += [*onnx_axis, *ort_axis]
+    used = {p: (pairs or {}).get(p, (config.onnx.pair, config.onnxruntime.pair)) for p in pythons}
+    return Plan(tuple(dict.fromkeys(cells)), by_axis, cross=cross, pairs=used)
 
 
 def select_cells(plan: Plan, patterns: tuple[str, ...]) -> Plan:
@@ -192,10 +244,17 @@ def select_cells(plan: Plan, patterns: tuple[str, ...]) -> Plan:
     if not keep:
         ids = ", ".join(c.id for c in plan.cells)
         raise UsageError(f"--cells {','.join(patterns)} matches no cell; the cells are: {ids}")
+    return _keep(plan, keep)
+
+
+def _keep(plan: Plan, keep: set[Cell], axes: tuple[str, ...] | None = None) -> Plan:
+    """The plan narrowed to the cells of `keep` (and to `axes`), in its order."""
+    names = plan.axes if axes is None else axes
     return Plan(
         tuple(c for c in plan.cells if c in keep),
-        {name: tuple(c for c in cells if c in keep) for name, cells in plan.axes.items()},
+        {name: tuple(c for c in plan.axes[name] if c in keep) for name in names},
         plan.cross,
+        plan.pairs,
     )
 
 
@@ -213,17 +272,14 @@ def select_shard(plan: Plan, k: int, n: int) -> Plan:
     Every job of a sharded run expands the same plan, so the assignment is the
     same on every machine, and the shards cover each cell exactly once.
     """
-    keep = set(plan.cells[k - 1 :: n])
-    return Plan(
-        tuple(c for c in plan.cells if c in keep),
-        {name: tuple(c for c in cells if c in keep) for name, cells in plan.axes.items()},
-        plan.cross,
-    )
+    return _keep(plan, set(plan.cells[k - 1 :: n]))
 
 
 def select_axis(plan: Plan, name: str) -> Plan:
-    """Only the cells of one axis (`--axis onnxruntime`: the scoreboard's releases)."""
-    if name not in plan.axes:
-        raise UsageError(f"--axis {name}: this plan's axes are {', '.join(plan.axes)}")
-    cells = plan.axes[name]
-    return Plan(cells, {name: cells}, plan.cross)
+    """Only the cells of one axis (`--axis onnxruntime`: the scoreboard's releases), on
+    every Python of the plan."""
+    names = tuple(a for a in plan.axes if split_axis(a)[0] == name)
+    if not names:
+        bases = dict.fromkeys(split_axis(a)[0] for a in plan.axes)
+        raise UsageError(f"--axis {name}: this plan's axes are {', '.join(bases)}")
+    return _keep(plan, {c for a in names for c in plan.axes[a]}, names)

@@ -4,7 +4,9 @@ runs. It reads the config and the index only: no case, no onnx."""
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compat.plan.config import Config
@@ -20,6 +22,8 @@ from compat.plan.matrix import (
     select_cells,
     select_shard,
 )
+from compat.plan.pairs import follow_pairs
+from compat.plan.pythons import find_python, is_version_list, parse_pythons, python_version
 from compat.workflow.project import fixed_requirements, project_config
 from compat.workflow.request import Request
 
@@ -56,13 +60,47 @@ def resolve_plan(request: Request, config: Config) -> tuple[Plan, Plan]:
             check_on_index(ort, "onnxruntime", "--ort", config.onnxruntime.index_url)
     given = dict(parse_axis(text) for text in asked.pkg)
     extra = tuple({**dict(config.axes), **given}.items())
-    plan = expand(config, onnx, ort, asked.cross, extra, fixed_requirements(request), dists)
+    pythons = plan_pythons(request, config)
+    pairs = None
+    if pythons and not asked.offline:
+        pairs = follow_pairs(config, pythons, onnx or config.onnx.versions,
+                             ort or config.onnxruntime.versions)  # fmt: skip
+    named = any(c.package == "python" for c in config.constraints)  # else never asked
+    interpreter = python_version(request.run.python) if named else ""
+    plan = expand(config, onnx, ort, asked.cross, extra, fixed_requirements(request), dists,
+                  pythons, pairs, interpreter)  # fmt: skip
     whole = select_cells(plan, globs(asked.cells))
     if asked.axis:
         whole = select_axis(whole, asked.axis)
     if asked.shard:
         return whole, select_shard(whole, *parse_shard(asked.shard))
     return whole, whole
+
+
+def plan_pythons(request: Request, config: Config) -> tuple[str, ...]:
+    """The Python axis: `--python` versions, else `[tool.compat.python]`, within the
+    project's requires-python for a range; () for the one interpreter of the run. Every
+    interpreter is found now (compat/plan/pythons.py): a missing one is one line."""
+    given = request.setup.python
+    if given is not None and not is_version_list(given):
+        return ()  # `--python PATH`: one interpreter, no axis
+    text, where = (given, "--python") if given else (config.python, "[tool.compat.python]")
+    if not text:
+        return ()
+    pythons = parse_pythons(text, where, requires_python(config.source))
+    for version in pythons:
+        find_python(version, where)
+    return pythons
+
+
+def requires_python(pyproject: Path) -> str:
+    """The project's `requires-python` (when the config is its pyproject.toml), or ""."""
+    try:
+        project = tomllib.loads(pyproject.read_text()).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    value = project.get("requires-python", "") if isinstance(project, dict) else ""
+    return value if isinstance(value, str) else ""
 
 
 def describe_plan(plan: Plan, cases: Sequence[Case | Listed]) -> str:

@@ -37,6 +37,9 @@ class SetupRequest:
 
     with_: tuple[str, ...] = ()  # exact pins (cells of their own) or per-cell ranges
     install: str | None = None  # a project to build and install; `none`: nothing
+    #: `--python` as given: minor versions or a range (the Python axis), or the path of
+    #: one interpreter (then also `RunRequest.python`); None: the config's axis, if any
+    python: str | None = None
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ def run(request: MatrixRequest) -> int:
         "options": run_options(common),
         "junit_scope": request.junit_scope,
         **({"axes_followed": followed} if followed else {}),
+        **whole.meta(),
     }
     if shard:
         meta["shard"] = shard

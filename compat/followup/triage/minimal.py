@@ -43,7 +43,7 @@ class Minimal:
 
 
 def _env(cell: Cell, settings: Settings) -> Environment:
-    env = existing_env(cell, settings.envs_dir, settings.python)
+    env = existing_env(cell, settings.envs_dir, settings.interpreter(cell))
     if env is None:  # built by the matrix or the bisection; never missing in practice
         raise CompatError(f"{cell.id}: its environment is gone; run triage again")
     return env
