@@ -10,6 +10,7 @@ renderer reads it.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from compat.core.outcomes import UNEXPECTED, CellState, Outcome
@@ -181,9 +182,9 @@ CELL_STATES: dict[CellState, EntryRow] = {
     ),
     CellState.NO_WHEEL: EntryRow(
         mark="n/a", ascii="no-wheel", letter="-", page="-", word="no wheel",
-        meaning="n/a: the index has no wheel of this release for this Python (not a failure)",
+        meaning="no wheel of this release for this Python: not applicable, not a failure",
         note="the index has no wheel of a release for this Python: nothing to install or run",
-        colours=("#eef1f4", "#4a5663"),
+        colours=("#9e9a91", "#1f2328"),
     ),
 }  # fmt: skip
 #: The states of a cell that ran nothing because something went wrong: its entries are
@@ -196,10 +197,26 @@ NOT_APPLICABLE = (CellState.NO_WHEEL,)
 ENTRIES: dict[str, EntryRow] = {
     **{outcome.value: row for outcome, row in OUTCOMES.items()},
     NOT_RUN: NOT_RUN_ROW,
-    **{state.value: CELL_STATES[state] for state in BROKEN},
+    **{state.value: CELL_STATES[state] for state in (*BROKEN, *NOT_APPLICABLE)},
 }
-#: The terminal's and matrix.md's legend order: the enum's outcomes, then broken cells.
-ENUM_ORDER: tuple[str, ...] = (*(o.value for o in Outcome), *(s.value for s in BROKEN))
+#: The terminal's and matrix.md's legend order: the enum's outcomes, then the cell states.
+ENUM_ORDER: tuple[str, ...] = (
+    *(o.value for o in Outcome),
+    *(s.value for s in (*BROKEN, *NOT_APPLICABLE)),
+)
+#: Entries a legend lists only when the report holds one: a run of one Python never has
+#: a release without a wheel, and its legends read as they always did.
+ON_DEMAND = frozenset(state.value for state in NOT_APPLICABLE)
+#: The summary square a cell shows that has no wheel for its Python: not applicable, as
+#: a cell that ran nothing; where a report has such cells, the legends say so.
+NOT_RUN_OR_NO_WHEEL = "not run, or no wheel of that release for that Python"
+
+
+def listed(keys: Iterable[str], present: Collection[str]) -> list[str]:
+    """`keys` (a legend's entries) without the on-demand ones absent from `present`."""
+    return [key for key in keys if key not in ON_DEMAND or key in present]
+
+
 #: The entries that make `nox -s matrix` exit 1: unexpected outcomes and broken cells.
 UNEXPECTED_ENTRIES = frozenset({*(o.value for o in UNEXPECTED), *(s.value for s in BROKEN)})
 
@@ -282,3 +299,23 @@ def axis_row(key: str) -> AxisRow:
         return row
     return AxisRow(row.name, row.short, f"{row.releases} on Python {python}",
                    f"{row.heading}, Python {python}", row.other)  # fmt: skip
+
+
+def python_key(python: str) -> tuple[int, ...]:
+    """`3.9` sorts before `3.13`."""
+    return tuple(int(part) for part in python.split(".") if part.isdigit())
+
+
+def ordered_axes(keys: Iterable[str]) -> list[str]:
+    """Axis keys in the reports' order: by Python (3.9 before 3.13), then onnx before
+    onnxruntime (AXES' order); keys of one Python keep the order they came in."""
+    keys = list(keys)
+    rank = {axis: i for i, axis in enumerate(AXES)}
+
+    def order(item: tuple[int, str]) -> tuple[tuple[int, ...], int, int]:
+        axis, python = split_axis(item[1])
+        if not python:
+            return (), 0, item[0]
+        return python_key(python), rank.get(axis, len(rank)), item[0]
+
+    return [key for _, key in sorted(enumerate(keys), key=order)]

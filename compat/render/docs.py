@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from compat.core.outcomes import CellRecord
 from compat.core.report import Report
-from compat.core.vocabulary import ENTRIES, SQUARES, axis_row
+from compat.core.vocabulary import ENTRIES, NOT_RUN, NOT_RUN_OR_NO_WHEEL, SQUARES, axis_row, listed
+from compat.render.axes import axes_of, axis_title, no_wheel_cells, python_title, pythons, states
 from compat.render.docs_pages import (
     bug_link,
     check_anchors,
@@ -45,8 +46,10 @@ def _runs(summary: Summary, family: str, axis: str, marks: dict[str, str]) -> st
     return runs(tuple(summary.columns[i].label for i in on_axis), states, marks)
 
 
-def _glance(summary: Summary, marks: dict[str, str]) -> str:
-    axes = list(dict.fromkeys(column.axis for column in summary.columns))
+def _glance(summary: Summary, marks: dict[str, str], python: str = "") -> str:
+    """The family × axis table of runs; with `python`, that Python's axes only."""
+    axes = [a for a in dict.fromkeys(c.axis for c in summary.columns)
+            if not python or a.endswith(f"@{python}")]  # fmt: skip
     headers = ["family"]
     for axis in axes:
         labels = _axis_labels(summary, axis)
@@ -79,6 +82,22 @@ def _works_since(since: Since, labels: list[str]) -> str:
     return f"not on {labels[-1]}"
 
 
+def _glances(report: Report, summary: Summary, marks: dict[str, str]) -> list[str]:
+    """The table at a glance; on a run of several Pythons, one per Python under its
+    name and the releases its axes hold the other package at."""
+    if not pythons(report):
+        return [_glance(summary, marks), ""]
+    out = []
+    for python in pythons(report):
+        out += [
+            f"**{md_text(python_title(report, python))}**",
+            "",
+            _glance(summary, marks, python),
+            "",
+        ]
+    return out
+
+
 def _since(report: Report, summary: Summary) -> str:
     urls = {link_label(r.known): r.known for r in report.results if r.known}
     tables = build_tables(report)
@@ -87,42 +106,54 @@ def _since(report: Report, summary: Summary) -> str:
         anchors = check_anchors(t for t in tables if t.family == since.family)
         page = md_path(page_path(since.family))
         anchor = anchors.get((since.check, since.axis), md_anchor(since.check))
-        labels = _axis_labels(summary, since.axis)
+        labels = list(since.releases)
         bugs = ", ".join(bug_link(urls[label]) if label in urls else escape(label)
                          for label in since.links)  # fmt: skip
         rows.append([
             f"[{md_text(since.family)}]({page}) · [{md_text(since.check)}]({page}#{anchor})",
-            axis_row(since.axis).name, md_text(_works_since(since, labels)),
+            md_text(axis_title(report, since.axis, pair=False)),
+            md_text(_works_since(since, labels)),
             md_text(spans(since.broken, labels)), bugs or "—",
         ])  # fmt: skip
     return pipe_table(rows, ["family · check", "package", "works", "broken on", "upstream"])
 
 
-def _legend(ascii_marks: bool) -> str:
+def _legend(ascii_marks: bool, present: set[str]) -> str:
     mark = marks(ascii_marks)
-    rows = [[shown(mark[k], ascii_marks), k, row.meaning] for k, row in ENTRIES.items()]
+    rows = [[shown(mark[k], ascii_marks), k, ENTRIES[k].meaning] for k in listed(ENTRIES, present)]
     return text_table(rows, ["mark", "outcome", "meaning"])
 
 
-def _state_legend(ascii_marks: bool) -> str:
+def _state_legend(ascii_marks: bool, no_wheel: bool) -> str:
+    """The squares' states; where some cell has no wheel for its Python, n/a says so."""
     mark = state_marks(ascii_marks)
-    rows = [[shown(mark[s], ascii_marks), s, row.meaning] for s, row in SQUARES.items()]
+    rows = [
+        [shown(mark[s], ascii_marks), s,
+         NOT_RUN_OR_NO_WHEEL if no_wheel and s == NOT_RUN else row.meaning]
+        for s, row in SQUARES.items()
+    ]  # fmt: skip
     return text_table(rows, ["mark", "square", "meaning"])
 
 
 def _environments(report: Report) -> str:
+    """Every column's environment; on a run of several Pythons each names its Python,
+    and a state column says which had no wheel (or broke)."""
+    several = bool(pythons(report))
+
     def row(axis: str, cell: CellRecord) -> list[str]:
         p = cell.packages
         label = column_label(axis, cell)
+        state = [cell.state.value] if several else []
         return [md_text(text) for text in (
-            f"{axis_row(axis).name} {label}", p.get("onnx", "—"), p.get("onnxruntime", "—"),
-            p.get("numpy", "—"), p.get("protobuf", "—"), cell.python or "—",
+            f"{axis_title(report, axis, pair=False)} {label}", p.get("onnx", "—"),
+            p.get("onnxruntime", "—"), p.get("numpy", "—"), p.get("protobuf", "—"),
+            cell.python or "—", *state,
         )]  # fmt: skip
 
     cells = {c.id: c for c in report.cells}
-    rows = [row(axis, cells[i]) for axis, ids in report.axes.items() for i in ids]
+    rows = [row(axis, cells[i]) for axis in axes_of(report) for i in report.axes[axis]]
     headers = ["column", "onnx", "onnxruntime", "numpy", "protobuf", "Python"]
-    return text_table(rows, headers)
+    return text_table(rows, headers + (["state"] if several else []))
 
 
 def _count(n: int, one: str, many: str = "") -> str:
@@ -139,10 +170,11 @@ def render_docs(
     summary = summarize(report)
     totals = summary.totals
     counted = ", ".join(f"{totals[s]} {s}" for s in SQUARES if totals[s])
+    on = f" on Python {', '.join(pythons(report))}" if pythons(report) else ""
     out = [
         "# Compatibility",
         "",
-        "Which ONNX constructs work on which onnx and onnxruntime releases, from real runs "
+        f"Which ONNX constructs work on which onnx and onnxruntime releases{on}, from real runs "
         "in one isolated environment per release (generated by onnx-compat from the stored "
         f"results; do not edit): {_count(len(summary.families), 'family', 'families')}, "
         f"{_count(len(report.cells), 'environment')}, {_count(len(report.results), 'result')}.",
@@ -154,9 +186,8 @@ def render_docs(
         "",
         f"Squares: {counted}. Each family links to its page.",
         "",
-        _glance(summary, state_marks(ascii_marks)),
-        "",
-        *_how_to_read(ascii_marks),
+        *_glances(report, summary, state_marks(ascii_marks)),
+        *_how_to_read(ascii_marks, report),
         "## Since when it works",
         "",
         "Every check that fails somewhere: the releases it works on, where it breaks, and "
@@ -176,7 +207,7 @@ def render_docs(
         "",
         "The marks of the family pages:",
         "",
-        _legend(ascii_marks),
+        _legend(ascii_marks, states(report)),
         "",
         "## Environments",
         "",
@@ -186,8 +217,16 @@ def render_docs(
     return "\n".join(out)
 
 
-def _how_to_read(ascii_marks: bool) -> list[str]:
-    """What a square is, what a check runs against, what a known bug is; the states."""
+def _how_to_read(ascii_marks: bool, report: Report) -> list[str]:
+    """What a square is, what a check runs against, what a known bug is; the states; on
+    a run of several Pythons, how the Pythons divide the columns."""
+    several = [
+        "Each Python has columns of its own, and on each the other package stays at the "
+        "newest release with a wheel for it (named over its table). A release the package "
+        "index has no wheel of for a Python is n/a there: it cannot be installed, which is "
+        "no failure.",
+        "",
+    ] if pythons(report) else []  # fmt: skip
     return [
         "## How to read it",
         "",
@@ -200,7 +239,8 @@ def _how_to_read(ascii_marks: bool) -> list[str]:
         "recorded with its releases: its failures are expected and linked, and a pass "
         "inside its range is reported as unexpected (the bug looks fixed).",
         "",
-        _state_legend(ascii_marks),
+        *several,
+        _state_legend(ascii_marks, bool(no_wheel_cells(report))),
         "",
         "On a family's page each check has a heading and a table: the case, its verdict, "
         "then one mark per release, neighbouring releases with the same outcomes merged.",

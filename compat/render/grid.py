@@ -12,7 +12,16 @@ import tabulate as tabulate_module
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult
 from compat.core.report import Report
-from compat.core.vocabulary import BREAKS, BROKEN, ENTRIES, NOT_RUN, WORKS
+from compat.core.vocabulary import (
+    BREAKS,
+    BROKEN,
+    ENTRIES,
+    NOT_APPLICABLE,
+    NOT_RUN,
+    WORKS,
+    ordered_axes,
+    split_axis,
+)
 
 
 @dataclass(frozen=True)
@@ -80,19 +89,20 @@ def _build_tables(report: Report) -> list[Table]:
     tables = []
     for family in families:
         cases = [c for c in report.cases if c.family == family]
-        for axis, ids in report.axes.items():
-            columns = tuple(cells[i] for i in ids)
+        for axis in ordered_axes(report.axes):
+            columns = tuple(cells[i] for i in report.axes[axis])
+            base = split_axis(axis)[0]  # `onnx@3.12`: onnx's releases on Python 3.12
             rows = []
             for case in cases:
                 for check, check_axis in case.checks.items():
-                    if axis not in ("cell", check_axis) and check_axis != "both":
+                    if base not in ("cell", check_axis) and check_axis != "both":
                         continue
                     found = tuple(results.get((c.id, case.id, check)) for c in columns)
                     entries = tuple(entry(c, r) for c, r in zip(columns, found, strict=True))
                     rows.append(Row(case.id, check, entries, found))
             if rows and columns:
                 labels = tuple(column_label(axis, c) for c in columns)
-                if axis == "cell":
+                if base == "cell":
                     labels = varying(labels)
                 tables.append(Table(family, axis, labels, columns, tuple(rows)))
     return tables
@@ -120,6 +130,7 @@ def summarize(labels: tuple[str, ...], entries: tuple[str, ...]) -> str:
 GOOD = frozenset(outcome.value for outcome in WORKS)
 BAD = frozenset(outcome.value for outcome in BREAKS)
 BROKEN_CELL = frozenset(state.value for state in BROKEN)
+NO_WHEEL = frozenset(state.value for state in NOT_APPLICABLE)
 
 
 def link_label(url: str) -> str:
@@ -212,8 +223,10 @@ def verdict(
     cite_all = f" ({', '.join(links)})" if links else ""
     tested = [label for label, e in zip(labels, row.entries, strict=True) if e in GOOD | BAD]
     broken = [label for label, e in zip(labels, row.entries, strict=True) if e in BROKEN_CELL]
-    name = "" if package == "cell" else f"{package} "
+    base = split_axis(package)[0]  # the releases of `onnx@3.12` are onnx's
+    name = "" if base == "cell" else f"{base} "
     note = f"; {', '.join(broken)} could not be installed or imported" if broken else ""
+    note += _no_wheel_note(labels, row)
     if not tested:
         if "skip" in row.entries:
             reason = _skip_reason(labels, row, len(labels) - 1)
@@ -236,6 +249,13 @@ def verdict(
             f"works on {name}≤ {good[-1]}; broken on ≥ {bad[0]} (regression){cite_all}{skips}{note}"
         )
     return f"works on {name}{', '.join(good)}; broken on {', '.join(bad)}{cite_all}{skips}{note}"
+
+
+def _no_wheel_note(labels: tuple[str, ...], row: Row) -> str:
+    """'; n/a on 1.20.1–1.23.2 (no wheel for this Python)': releases a row could not
+    run on, and why, which is no failure."""
+    absent = [label for label, e in zip(labels, row.entries, strict=True) if e in NO_WHEEL]
+    return f"; n/a on {spans(absent, labels)} (no wheel for this Python)" if absent else ""
 
 
 def collapse(table: Table) -> Table:

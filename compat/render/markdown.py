@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from compat.core.outcomes import CellState, Outcome
 from compat.core.report import Report
-from compat.core.vocabulary import BROKEN, ENTRIES, ENUM_ORDER, NOT_RUN, axis_row
+from compat.core.vocabulary import BROKEN, ENTRIES, ENUM_ORDER, NOT_APPLICABLE, NOT_RUN, listed
+from compat.render.axes import axis_title, states
 from compat.render.grid import Row, Table, build_tables, summarize, text_table, variant
 from compat.render.text import md_address, md_code, md_text
 
 
-def legend() -> str:
+def legend(present: frozenset[str] = frozenset()) -> str:
     """Every outcome and broken state in bold, with its note; neighbours that share a
-    note share it: `**install-error** / **import-error** (…)`."""
+    note share it: `**install-error** / **import-error** (…)`; a cell state listed on
+    demand (no-wheel) only when `present` holds it."""
     groups: list[tuple[list[str], str]] = []
-    for key in ENUM_ORDER:
+    for key in listed(ENUM_ORDER, present):
         note = ENTRIES[key].note
         if groups and note and groups[-1][1] == note:
             groups[-1][0].append(key)
@@ -36,7 +38,7 @@ def _details(table: Table) -> list[str]:
     for row in table.rows:
         reasons: dict[str, list[str]] = {}
         for label, value, result in zip(table.labels, row.entries, row.results, strict=True):
-            if value in (Outcome.PASS, NOT_RUN, *BROKEN):
+            if value in (Outcome.PASS, NOT_RUN, *BROKEN, *NOT_APPLICABLE):
                 continue
             text = md_text(result.summary if result else value)
             if result and result.known:
@@ -71,7 +73,7 @@ def _environments(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     """The whole document; identical results always give identical text."""
-    out = ["# onnx-compat matrix", "", legend(), ""]
+    out = ["# onnx-compat matrix", "", legend(frozenset(states(report))), ""]
     family = None
     for table in build_tables(report):
         if table.family != family:
@@ -80,7 +82,7 @@ def render_markdown(report: Report) -> str:
             if report.families.get(family):
                 out += [md_text(report.families[family]), ""]
         labels = [md_text(label) for label in table.labels]
-        headers = [f"case · check \\ {axis_row(table.axis).name}", *labels, "summary"]
+        headers = [f"case · check \\ {axis_title(report, table.axis)}", *labels, "summary"]
         rows = [
             [
                 _row_name(row, table.family),

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
-from compat.core.vocabulary import NOT_RUN, axis_row
+from compat.core.vocabulary import (
+    BROKEN,
+    NOT_APPLICABLE,
+    NOT_RUN,
+    axis_row,
+    ordered_axes,
+    split_axis,
+)
 from compat.render.grid import BAD, build_tables, link_label
 
 
@@ -40,8 +47,15 @@ class Column:
     cell: CellRecord
 
     @property
+    def python(self) -> str:
+        """The Python of its axis, on a run of several: `3.12`; "" otherwise."""
+        return split_axis(self.axis)[1]
+
+    @property
     def title(self) -> str:
-        return f"{axis_row(self.axis).short} {self.label}"
+        """`ort 1.22.1`; `ort 1.22.1 on Python 3.12` on a run of several Pythons."""
+        where = f" on Python {self.python}" if self.python else ""
+        return f"{axis_row(self.axis).short} {self.label}{where}"
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,9 @@ class Since:
     first: str
     broken: tuple[str, ...]  # releases where it fails (known or not)
     links: tuple[str, ...]
+    #: the releases of the axis it could run on: all but those with no wheel for the
+    #: Python of the axis (which tell nothing of since when it works)
+    releases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,8 +88,10 @@ class Summary:
 
 
 def square_of(cell: CellRecord, results: list[CheckResult]) -> Square:
-    if cell.state is not CellState.READY:
+    if cell.state in BROKEN:
         return Square("broken", {cell.state.value: 1})
+    if cell.state is not CellState.READY:  # no wheel for its Python: not applicable
+        return Square(NOT_RUN, {cell.state.value: 1})
     counts = Counter(r.outcome.value for r in results)
     links = tuple(sorted({r.known for r in results if r.known}))
     if not results:
@@ -98,7 +117,7 @@ def summarize(report: Report) -> Summary:
             if (table.axis, cell.id) not in index:
                 index[(table.axis, cell.id)] = len(columns)
                 columns.append(Column(table.axis, label, cell))
-    order = {axis: i for i, axis in enumerate(report.axes)}
+    order = {axis: i for i, axis in enumerate(ordered_axes(report.axes))}
     ordered = sorted(range(len(columns)), key=lambda i: (order.get(columns[i].axis, 99), i))
     remap = {old: new for new, old in enumerate(ordered)}
     columns = [columns[i] for i in ordered]
@@ -123,16 +142,18 @@ def since_when(report: Report) -> list[Since]:
     out: list[Since] = []
     for table in build_tables(report):
         checks = list(dict.fromkeys(row.check for row in table.rows))
+        ran = [i for i, c in enumerate(table.cells) if c.state not in NOT_APPLICABLE]
+        labels = tuple(table.labels[i] for i in ran)
         for check in checks:
             rows = [row for row in table.rows if row.check == check]
-            bad = [any(row.entries[i] in BAD for row in rows) for i in range(len(table.labels))]
+            bad = [any(row.entries[i] in BAD for row in rows) for i in ran]
             if not any(bad):
                 continue
             last_bad = max(i for i, b in enumerate(bad) if b)
-            first = table.labels[last_bad + 1] if last_bad + 1 < len(table.labels) else ""
+            first = labels[last_bad + 1] if last_bad + 1 < len(labels) else ""
             links = sorted(
                 {link_label(r.known) for row in rows for r in row.results if r and r.known}
             )
-            broken = tuple(label for label, b in zip(table.labels, bad, strict=True) if b)
-            out.append(Since(table.family, check, table.axis, first, broken, tuple(links)))
+            broken = tuple(label for label, b in zip(labels, bad, strict=True) if b)
+            out.append(Since(table.family, check, table.axis, first, broken, tuple(links), labels))
     return out
