@@ -208,13 +208,20 @@ def _same(saved: object, identity: dict[str, object]) -> bool:
     return {**saved, "base_python": base_interpreter(str(base)) if base else base} == identity
 
 
-def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
+def _place(
+    cell: Cell, root: Path, base_python: str
+) -> tuple[Path, Path, Path, Path, dict[str, object], Built | None]:
+    """Where a cell's environment lives and what makes it reusable: its folder, its
+    interpreter, the staged cell code, its marker, its identity, the project's build."""
     directory = root / cell.env_name
-    python = env_python(directory)
-    code = cellcode.stage(root.parent / "code")
-    marker = directory / MARKER
     identity = _identity(cell, base_python, root)
     project = _project(cell, root, base_python)
+    code = cellcode.stage(root.parent / "code")
+    return directory, env_python(directory), code, directory / MARKER, identity, project
+
+
+def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
+    directory, python, code, marker, identity, project = _place(cell, root, base_python)
     if not (marker.is_file() and python.exists()):
         return None
     saved = read_marker(marker)
@@ -281,12 +288,7 @@ def _install_project(cell: Cell, python: Path, record: CellRecord, project: Buil
 
 
 def _build(cell: Cell, root: Path, base_python: str) -> Environment:
-    directory = root / cell.env_name
-    python = env_python(directory)
-    code = cellcode.stage(root.parent / "code")
-    marker = directory / MARKER
-    identity = _identity(cell, base_python, root)
-    project = _project(cell, root, base_python)
+    directory, python, code, marker, identity, project = _place(cell, root, base_python)
     if directory.exists():
         shutil.rmtree(directory)
     uv = find_uv()
