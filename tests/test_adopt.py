@@ -61,8 +61,12 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     (tmp_path / ".gitignore").write_text("/reports\n*.pyc")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_it.py").write_text("import mine\nimport hypothesis\nimport onnx\n")
-    said = init(tmp_path, InitOptions(), INDEX.__getitem__)
+    said = init(tmp_path, InitOptions(), INDEX.__getitem__, lambda: ("3.8", "3.9", "3.12"))
     assert "  requires guessed from tests/: hypothesis, pytest — check it" in said
+    axis = [line for line in said if line.startswith("  python: ")]
+    assert axis == ["  python: 3.9, 3.12, the CPythons installed here that requires-python "
+                    ">=3.9 allows: every cell runs on each (narrow [tool.compat.python] to run "
+                    "fewer)"]  # fmt: skip
     assert "  run: tests=pytest -q tests  (--run replaces it)" in said
     assert ".gitignore: .compat/, .nox/ appended" in said  # /reports is ignored already
     assert (tmp_path / ".gitignore").read_text().startswith("/reports\n*.pyc\n# onnx-compat")
@@ -75,6 +79,7 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     assert config.run == ("tests=pytest -q tests",)
     assert (config.corpus, config.command_timeout) == ("none", 900)
     assert [c.requires for c in config.constraints] == [("numpy<2",)]
+    assert config.python == "3.9,3.12"  # 3.8 is older than a cell's code runs on
 
 
 def test_a_declared_test_group_is_written_instead_of_a_guess(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """`onnx-compat init`: adopt onnx-compat in a project, reading the project, never
 overwriting. In order: `[tool.compat]` in pyproject.toml (its axes from the project's
-declared onnx / onnxruntime ranges, its test dependencies, its test command), the nox
+declared onnx / onnxruntime ranges, its Pythons from requires-python and the interpreters
+installed here, its test dependencies, its test command), the nox
 sessions, the `.gitignore` entries and, with `--ci github`, a workflow. Each file that
 has what `init` would write is left as it is, and the output says so, one line per file.
 """
@@ -31,9 +32,11 @@ from compat.adopt.guess import (
     looks_like_pytest,
     suite_command,
 )
+from compat.adopt.python_axis import NO_AXIS, PythonAxis, choose_python_axis
 from compat.adopt.sessions import session_python, write_noxfile
 from compat.core.errors import UsageError
 from compat.plan.index import releases as index_releases
+from compat.plan.pythons import installed as installed_pythons
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class InitOptions:
     runs: list[str] = field(default_factory=list)
     ci: str | None = None
     shards: int = 4
+    #: `--python`: the Pythons every cell runs on (`3.10,3.12`, `none`); None: the
+    #: installed ones requires-python allows, when two or more
+    python: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,12 @@ def read_tests(project: Path, pyproject: dict[str, Any], runs: list[str]) -> Sui
     return SuiteSetup(runs, guessed, groups, extras, said)
 
 
-def tool_compat(cases_dirs: list[str], tests: SuiteSetup, axes_toml: dict[str, str]) -> str:
+def tool_compat(
+    cases_dirs: list[str],
+    tests: SuiteSetup,
+    axes_toml: dict[str, str],
+    python: PythonAxis = NO_AXIS,
+) -> str:
     """The `[tool.compat]` section: compat/resources/tool_compat.toml filled in."""
     filled = {
         "RUN": toml_list(tests.runs),
@@ -109,6 +120,7 @@ def tool_compat(cases_dirs: list[str], tests: SuiteSetup, axes_toml: dict[str, s
         "TEST_DEPENDENCIES": tests.toml(),
         "ONNX_AXIS": axes_toml["onnx"],
         "ORT_AXIS": axes_toml["onnxruntime"],
+        "PYTHON_AXIS": python.toml(),
     }
     text = template("tool_compat.toml")
     for key, value in filled.items():
@@ -121,6 +133,7 @@ def write_tool_compat(
     pyproject: dict[str, Any],
     options: InitOptions,
     releases: Callable[[str], list[str]],
+    python: PythonAxis = NO_AXIS,
 ) -> list[str]:
     path = project / "pyproject.toml"
     existing = path.read_text() if path.is_file() else ""
@@ -128,17 +141,19 @@ def write_tool_compat(
         return [f"{path.name}: has a [tool.compat] section already; left as it is"]
     tests = read_tests(project, pyproject, options.runs)
     axes, said = choose_axes(declared_ranges(path), releases)
-    text = tool_compat(options.models, tests, {a.package: a.toml() for a in axes})
+    text = tool_compat(options.models, tests, {a.package: a.toml() for a in axes}, python)
     with path.open("a") as f:
         f.write(text if existing.endswith("\n") or not existing else "\n" + text)
     done = f"{path.name}: [tool.compat] {'appended' if existing else 'written'}"
-    return [done, *(f"  {line}" for line in [*said, *tests.said])]
+    more = [python.said] if python.said else []
+    return [done, *(f"  {line}" for line in [*said, *more, *tests.said])]
 
 
 def init(
     project: Path,
     options: InitOptions,
     releases: Callable[[str], list[str]] = index_releases,
+    installed: Callable[[], tuple[str, ...]] = installed_pythons,
 ) -> list[str]:
     """Writes what is missing; returns one line per file saying what was done (and the
     guesses to review), then the next command.
@@ -147,11 +162,13 @@ def init(
         project: the project's root folder (its pyproject.toml, noxfile.py, .gitignore).
         options: what the user asked for.
         releases: the package index's releases with a wheel for this Python.
+        installed: the CPython minor versions installed here (compat/plan/pythons.py).
     """
     pyproject = read_pyproject(project / "pyproject.toml")
     requires_python = str(pyproject.get("project", {}).get("requires-python", ""))
     python, note = session_python(requires_python)
-    said = write_tool_compat(project, pyproject, options, releases)
+    axis = choose_python_axis(requires_python, options.python, installed)
+    said = write_tool_compat(project, pyproject, options, releases, axis)
     said.append(write_noxfile(project, options.install, python))
     if note:
         said.append(f"  sessions run {note}")

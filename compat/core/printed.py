@@ -1,7 +1,9 @@
 """The commands the reports print: `nox -s repro -- …` rebuilds a cell under its pins.
 
 Written by the terminal, the HTML page, JUnit and the repro folders alike, so one
-function spells it.
+function spells it. A cell whose id names its Python (`py3.12-onnx…`: a plan of several
+Pythons, a follow-up's `--python`) is rebuilt on that Python: the command says
+`--python 3.12`, and the repro folder names the interpreter to make its venv with.
 """
 
 from __future__ import annotations
@@ -11,16 +13,28 @@ from collections.abc import Mapping
 from typing import Any
 
 from compat.core.outcomes import CellRecord
+from compat.core.vocabulary import axis_row
+
+
+def axis_python(cell: CellRecord) -> str:
+    """`3.12` when the cell's id names its Python (`py3.12-onnx…`), else "": a cell of a
+    run on one interpreter is rebuilt on the interpreter the command runs on, as ever."""
+    python = cell.version("python")
+    named = python and cell.id.startswith(axis_row("python").label(python) + "-")
+    return python if named else ""
 
 
 def repro_command(
     cell: CellRecord, cases: list[str], options: Mapping[str, Any] | None = None
 ) -> str:
-    """`nox -s repro -- onnx==… onnxruntime==… [--cases …]`, plus the options the run
-    loaded its cases with (`report.run["options"]`, see `compat.workflow.corpus.run_options`):
-    the command works as printed, drop-in models included."""
+    """`nox -s repro -- [--python 3.12] onnx==… onnxruntime==… [--cases …]`, plus the
+    options the run loaded its cases with (`report.run["options"]`, see
+    `compat.workflow.corpus.run_options`): the command works as printed, drop-in models
+    included, on the cell's Python when its id names one."""
     weekly = [r for r in cell.requirements if r.startswith("onnx-weekly==")]
-    args = [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
+    python = axis_python(cell)
+    args = ["--python", python] if python else []
+    args += [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
     args += [  # the cell's other exact pins: extra axes (--pkg), fixed pins (--with)
         r for r in cell.requirements
         if "==" in r and ";" not in r

@@ -17,6 +17,7 @@ from compat.cell import ROOT
 from compat.cell.checks import BY_NAME
 from compat.core.errors import UsageError
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
+from compat.core.printed import axis_python
 from compat.core.versions import parse_version
 from compat.corpus.discover import CaseFiles
 from compat.execute.project import parse_flag
@@ -84,15 +85,17 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
     return Pins(onnx, ort, extra, "onnx-weekly" if weekly else "onnx")
 
 
-def repro_cell(pins: Pins, config: Config) -> Cell:
-    """The cell for these pins; an unpinned package takes its matrix pair release."""
+def repro_cell(pins: Pins, config: Config, python: str = "", shown: bool = False) -> Cell:
+    """The cell for these pins; an unpinned package takes its matrix pair release.
+    `python`: the CPython it is rebuilt on (`3.12`, "" for the run's interpreter);
+    `shown`: its id names it (`py3.12-onnx…`, as a plan of several Pythons names it)."""
     onnx = pins.onnx or config.onnxruntime.pair
     ort = pins.onnxruntime or config.onnx.pair
-    reqs = requirements(
-        onnx, ort, config.constraints, fixed=pins.extra + config.requires, onnx_dist=pins.onnx_dist
-    )
+    reqs = requirements(onnx, ort, config.constraints, fixed=pins.extra + config.requires,
+                        onnx_dist=pins.onnx_dist, python=python)  # fmt: skip
     tag = hashlib.sha256(" ".join(pins.extra).encode()).hexdigest()[:8] if pins.extra else ""
-    return Cell(onnx, ort, reqs, tag, onnx_dist=pins.onnx_dist)
+    return Cell(onnx, ort, reqs, tag, onnx_dist=pins.onnx_dist, python=python,
+                show_python=shown and bool(python))  # fmt: skip
 
 
 def project_name(cell: CellRecord) -> str:
@@ -106,6 +109,22 @@ def project_name(cell: CellRecord) -> str:
                 return ""
             return str(canonicalize_name(str(name)))
     return ""
+
+
+def python_note(cell: CellRecord) -> list[str]:
+    """The first line of a requirements file of a cell on a Python axis: the wheels
+    pinned are that Python's, so the venv must be made with it; none otherwise."""
+    python = axis_python(cell)
+    if not python:
+        return []
+    return [f"# CPython {python} (the cell ran on {cell.python}): make the venv with "
+            f"python{python}"]  # fmt: skip
+
+
+def with_python(howto: str, python: str) -> str:
+    """The commands of a repro folder with `python -m venv` made by CPython `python`
+    (`python3.12 -m venv`), when the cell was on a Python axis."""
+    return howto.replace("python -m venv", f"python{python} -m venv") if python else howto
 
 
 def _b64(data: bytes) -> str:
@@ -129,7 +148,8 @@ def write_script(
     pins = [f"{name}=={version}" for name, version in sorted(had.items()) if name != project]
     if project:
         pins.append(".  # this project, built from the folder you run pip in")
-    (folder / "requirements.txt").write_text("\n".join(pins) + "\n")
+    python = axis_python(cell)
+    (folder / "requirements.txt").write_text("\n".join([*python_note(cell), *pins]) + "\n")
     if "command" in spec:  # a command runs in the folder repro.py is run from
         spec["command"]["cwd"] = ""
     custom = {name: Path(c["file"]).read_bytes() for name, c in spec["custom_checks"].items()}
@@ -146,7 +166,7 @@ def write_script(
         "python": cell.python,
         "outcome": result.summary.replace('"""', "'''").replace("\\", "/")[:2000],
         "what": BY_NAME[result.check].what if result.check in BY_NAME else CUSTOM,
-        "howto": HOWTO_PROJECT if project else HOWTO_WHEELS,
+        "howto": with_python(HOWTO_PROJECT if project else HOWTO_WHEELS, python),
     }
     script = TEMPLATE.read_text()
     script = script.replace('"@spec@"', repr(json.dumps(spec, sort_keys=True)))

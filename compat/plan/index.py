@@ -60,12 +60,12 @@ def _has_wheel_for(files: list[dict[str, object]], tags: set[Tag]) -> bool:
 
 
 def releases(
-    package: str, pre: bool = False, yanked: bool = False, index_url: str = ""
+    package: str, pre: bool = False, yanked: bool = False, index_url: str = "", python: str = ""
 ) -> list[str]:
-    """Releases of `package` on the index with a wheel this interpreter can install:
-    PyPI's, or `index_url`'s (an axis's own index, read with the simple JSON API).
-    Asked once per process for the same question."""
-    return list(_releases(package, pre, yanked, index_url))
+    """Releases of `package` on the index with a wheel this interpreter (or CPython
+    `python`, `3.12`) can install: PyPI's, or `index_url`'s (an axis's own index, read
+    with the simple JSON API). Asked once per process for the same question."""
+    return list(_releases(package, pre, yanked, index_url, python))
 
 
 @functools.lru_cache(maxsize=64)
@@ -81,8 +81,10 @@ def _files(package: str, index_url: str) -> dict[str, list[dict[str, object]]]:
 
 
 @functools.lru_cache(maxsize=64)
-def _releases(package: str, pre: bool, yanked: bool, index_url: str) -> tuple[str, ...]:
-    tags = set(sys_tags())
+def _releases(
+    package: str, pre: bool, yanked: bool, index_url: str, python: str
+) -> tuple[str, ...]:
+    tags = set(python_tags(python)) if python else set(sys_tags())
     found = []
     for text, files in _files(package, index_url).items():
         try:

@@ -66,16 +66,44 @@ def chosen(request: BisectRequest, corpus: Corpus) -> tuple[Case, str]:
     return case, check
 
 
+def bisected(request: BisectRequest, start: str, python: str) -> list[str]:
+    """The releases to bisect over: those on the index with a wheel for the Python
+    (`python`, else this interpreter), from --good (default: the axis start, or on
+    another Python the first release after it with a wheel for it) to --bad. A --good
+    or --bad with no wheel for that Python is one line saying so, not an install error."""
+    from compat.core.versions import version_key
+    from compat.plan.index import missing_wheel, releases
+
+    package = request.package
+    available = releases(package, request.pre, request.yanked, python=python)
+    good = request.good or start
+    if python and not request.good:
+        good = next((v for v in available if version_key(start) <= version_key(v)), start)
+    versions = [v for v in available if version_key(good) <= version_key(v)]
+    if request.bad:
+        versions = [v for v in versions if version_key(v) <= version_key(request.bad)]
+    for flag, value in (("--good", good), ("--bad", request.bad)):
+        if value and value not in available:
+            reason = missing_wheel((f"{package}=={value}",), python) if python else ""
+            raise UsageError(
+                f"{flag} {value}: {reason}; bisect on another --python, or between "
+                f"releases with wheels for {python}"
+                if reason
+                else f"{flag} {value}: not an installable release of {package}"
+            )
+    return versions
+
+
 def run(request: BisectRequest) -> int:
     # the pipeline is imported when the command runs: `bisect --help` stays quick
     from compat.core.outcomes import CellState
-    from compat.core.versions import version_key
     from compat.corpus.discover import write_case
     from compat.execute.run import run_cell
     from compat.followup.bisection import bisect
+    from compat.followup.on_python import follow_up_python
     from compat.plan.config import load_config
-    from compat.plan.index import releases
     from compat.plan.matrix import make_cell
+    from compat.plan.pairs import follow_pairs
     from compat.workflow.corpus import load_corpus
     from compat.workflow.plan import follow_axes
     from compat.workflow.project import fixed_requirements, prepare_project, project_config
@@ -85,16 +113,16 @@ def run(request: BisectRequest) -> int:
     config = load_config(common.config)
     case, check = chosen(request, load_corpus(common, config))
     config, _ = follow_axes(common, config)
+    python = follow_up_python(common, config, "bisect")
     axis = config.onnx if package == "onnx" else config.onnxruntime
-    good = request.good or axis.versions[0]
-    available = releases(package, request.pre, request.yanked)
-    versions = [v for v in available if version_key(good) <= version_key(v)]
-    if request.bad:
-        versions = [v for v in versions if version_key(v) <= version_key(request.bad)]
-    for flag, value in (("--good", good), ("--bad", request.bad)):
-        if value and value not in available:
-            raise UsageError(f"{flag} {value}: not an installable release of {package}")
-    print(f"bisecting {len(versions)} {package} releases: {', '.join(versions)}")
+    versions = bisected(request, axis.versions[0], python)
+    on = f" on CPython {python}" if python else ""
+    print(f"bisecting {len(versions)} {package} releases{on}: {', '.join(versions)}")
+    # each axis's pair: the config's, or on another Python the newest with a wheel for it
+    pairs = (config.onnx.pair, config.onnxruntime.pair)
+    if python:
+        pairs = follow_pairs(config, (python,), config.onnx.versions,
+                             config.onnxruntime.versions)[python]  # fmt: skip
     settings = settings_of(common, config)
     prepare_project(common, config)  # the project a --run command imports, and its setup
     config, fixed = project_config(common, config), fixed_requirements(common)
@@ -108,11 +136,12 @@ def run(request: BisectRequest) -> int:
     )
 
     def probe(version: str) -> str | None:
-        onnx, ort = (
-            (version, config.onnx.pair) if package == "onnx" else
-            (config.onnxruntime.pair, version)
-        )  # fmt: skip
-        ran = run_cell(make_cell(config, onnx, ort, (), fixed), [only], settings)
+        onnx, ort = (version, pairs[0]) if package == "onnx" else (pairs[1], version)
+        cell = make_cell(config, onnx, ort, (), fixed, python=python, show_python=bool(python))
+        ran = run_cell(cell, [only], settings)
+        if ran.record.state is CellState.NO_WHEEL:  # decided from the index: one line
+            print(f"  {version}: {ran.record.state.value}, skipped: {ran.record.summary}")
+            return None
         if ran.record.state is not CellState.READY:
             print(f"  {version}: {ran.record.state.value}, skipped")
             return None

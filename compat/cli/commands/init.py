@@ -10,7 +10,8 @@ from compat.adopt.init import InitOptions, cmd_init
 PARSER: dict[str, Any] = {
     "description": "Reads this project (its declared onnx / onnxruntime ranges, "
     "requires-python, test folder and test dependencies) and writes what is missing: "
-    "[tool.compat] in pyproject.toml, the nox sessions matrix, repro, bisect, triage and "
+    "[tool.compat] in pyproject.toml (a Python axis from requires-python and the "
+    "interpreters installed here), the nox sessions matrix, repro, bisect, triage and "
     "report in noxfile.py, .gitignore entries and, with --ci, a CI workflow. Never "
     "overwrites: a file that has its part already is left as it is. Then: nox -s matrix.",
 }
@@ -38,13 +39,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "matrix spread over parallel jobs, their reports merged into one",
     )  # fmt: skip
     parser.add_argument(
+        # dest: not `python`, which the shared option check reads as an interpreter
+        "--python", dest="python_axis", metavar="VERSIONS",
+        help="the Pythons every cell runs on, written as [tool.compat.python]: minor versions "
+        "like 3.10,3.12, or none (default: the CPythons installed here that requires-python "
+        "allows, when two or more)",
+    )  # fmt: skip
+    parser.add_argument(
         "--shards", type=int, default=4, metavar="N",
         help="how many parallel jobs the workflow spreads the cells over (default 4)",
     )  # fmt: skip
 
 
 def request(args: argparse.Namespace) -> InitOptions:
-    return InitOptions(args.install, list(args.models), list(args.run), args.ci, args.shards)
+    return InitOptions(args.install, list(args.models), list(args.run), args.ci, args.shards,
+                       args.python_axis)  # fmt: skip
 
 
 def run(request: InitOptions) -> int:

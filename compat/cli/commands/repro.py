@@ -1,5 +1,6 @@
 """`onnx-compat repro PKG==V …`: one cell rebuilt under exact pins (a CI's, say), its
-checks run for real, and a standalone repro script written for each failing one."""
+checks run for real, and a standalone repro script written for each failing one; on
+`--python 3.12`'s interpreter when given (compat/followup/on_python.py)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def run(request: ReproRequest) -> int:
     from compat.core.outcomes import CellState
     from compat.corpus.discover import write_case
     from compat.execute.run import run_cell
+    from compat.followup.on_python import follow_up_python, given_python
     from compat.followup.repro import FAILING, parse_pins, repro_cell, write_script
     from compat.plan.config import load_config
     from compat.workflow.corpus import load_corpus
@@ -47,10 +49,12 @@ def run(request: ReproRequest) -> int:
     common = request.common
     out = common.run.out or Path("reports")
     config = load_config(common.config)
+    python = follow_up_python(common, config, "repro")  # several, or a missing one: said now
     prepare_project(common, config)
     config = project_config(common, config)
     pins = parse_pins(list(request.pins), request.requirements)
-    cell = repro_cell(replace(pins, extra=pins.extra + fixed_requirements(common)), config)
+    pins = replace(pins, extra=pins.extra + fixed_requirements(common))
+    cell = repro_cell(pins, config, python, given_python(common))
     corpus = load_corpus(common, config)
     # always run for real, and keep the worker's tracebacks to print them
     settings = replace(settings_of(common, config), cache_dir=None, tracebacks=True)

@@ -39,7 +39,7 @@ def since_when(
     index beyond the axis: one that passes there was fixed later, or broken earlier."""
     package, bad = finding.package, finding.bad_cell
     try:
-        available = releases(package)
+        available = releases(package, python=bad.python)  # with a wheel for its Python
     except CompatError as exc:
         say(f"  cannot list {package} releases ({exc}): the boundary stays as the matrix saw it")
         return
@@ -48,7 +48,8 @@ def since_when(
 
     def cell_of(version: str) -> Cell:
         onnx_v, ort_v = (version, bad.onnxruntime) if package == "onnx" else (bad.onnx, version)
-        return make_cell(config, onnx_v, ort_v, bad.pins, fixed)
+        return make_cell(config, onnx_v, ort_v, bad.pins, fixed, python=bad.python,
+                         show_python=bad.show_python)  # fmt: skip
 
     def probe(version: str) -> str | None:
         cell = cells[version] = cell_of(version)

@@ -14,6 +14,9 @@ The phases, each a function of the one before:
    one becomes a finding of its own;
 5. report: compat/followup/triage/report.py writes report.md, minimal.onnx/.npz, repro.py and
    triage.json.
+
+Every phase runs on one Python: `--python 3.12`'s (the cells' ids then name it), the
+config's when it names one, else the interpreter onnx-compat runs on.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from compat.corpus.rewrites import BY_NAME as REWRITES
 from compat.execute.progress import Progress
 from compat.execute.run import Settings, run_matrix
 from compat.followup.cut import intermediates
+from compat.followup.on_python import follow_up_python, name_python
 from compat.followup.triage.boundary import since_when
 from compat.followup.triage.common import FAMILY, clip, only_check, plural, say
 from compat.followup.triage.findings import Finding, findings_of, same_way
@@ -212,7 +216,11 @@ def prepare(request: TriageRequest) -> tuple[Run, Case]:
     config, _ = follow_axes(common, load_config(common.config))
     case = load_case(request)
     check_plan_options(common.plan)
+    python = follow_up_python(common, config, "triage")
+    if python:  # the plan on that one Python, its cells' ids naming it
+        common = replace(common, setup=replace(common.setup, python=python))
     _, plan = resolve_plan(common, config)
+    plan = name_python(plan)
     if len({c.pins for c in plan.cells}) > 1:
         raise UsageError(
             "triage compares onnx and onnxruntime releases; an extra axis (--pkg, "
@@ -289,8 +297,10 @@ def triage(request: TriageRequest) -> int:
     path, plan = request.model, run.plan
     try:
         nodes = len(case.model.graph.node)
-        say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}, "
-            f"checks {', '.join(case.checks)}")  # fmt: skip
+        python = plan.cells[0].python if plan.cells else ""
+        on = f" on CPython {python}" if python else ""
+        say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}"
+            f"{on}, checks {', '.join(case.checks)}")  # fmt: skip
         first, findings, flaky = where(run, case)
         triaged = follow_findings(run, case, first, findings)
         say("5/5 report")

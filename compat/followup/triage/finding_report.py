@@ -16,8 +16,10 @@ import onnx.printer
 
 from compat import resources
 from compat.cell.checks import BY_NAME
+from compat.core.printed import axis_python
 from compat.core.versions import version_key
 from compat.followup.cut import nodes_in_bodies
+from compat.followup.repro import with_python
 from compat.followup.triage.common import clip, plural
 from compat.render.text import md_address, md_code, md_fence, md_text
 
@@ -232,7 +234,8 @@ def _reproduce(check: str, minimal: Minimal) -> list[str]:
         f"The exact check, self-contained (exit 1 on the failing release{good_too}):",
         "",
         "```",
-        "python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt",
+        with_python("python -m venv venv", axis_python(minimal.bad_record))
+        + " && venv/bin/pip install --only-binary :all: -r requirements.txt",
         "venv/bin/python repro.py",
         "```",
         "",

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
+from compat.core.printed import axis_python
 from compat.followup.cut import nodes_in_bodies
-from compat.followup.repro import write_script
+from compat.followup.repro import python_note, write_script
 from compat.followup.triage.common import clip, plural
 from compat.followup.triage.finding_report import finding_markdown
 from compat.render.text import md_text
@@ -108,9 +109,10 @@ def write_triage(
             np.savez(directory / "minimal.npz", **minimal.feeds)  # type: ignore[arg-type]
             write_script(minimal.bad, minimal.bad_record, minimal.files, out, directory)
             if minimal.good_record is not None:
-                pins = sorted(minimal.good_record.packages.items())
+                good = minimal.good_record
+                pins = [f"{k}=={v}" for k, v in sorted(good.packages.items())]
                 (directory / "requirements-good.txt").write_text(
-                    "".join(f"{k}=={v}\n" for k, v in pins)
+                    "".join(f"{line}\n" for line in [*python_note(good), *pins])
                 )
         section = finding_markdown(item, model_path, number)
         title = re.sub(r"^## \d+\. ", "", section)
@@ -141,7 +143,9 @@ def write_triage(
         head += [f"- {md_text(f'{r.check} on {r.cell}: {r.detail[:300]}')}" for r in flaky]
         head += [""]
     (out / "report.md").write_text("\n".join(head + sections))
+    python = next((axis_python(c) for c in first.cells), "")  # `--python 3.12`'s
     document = {
+        **({"python": python} if python else {}),
         "model": str(model_path),
         "findings": summaries,
         "nondeterministic": [{"check": r.check, "cell": r.cell, "detail": r.detail} for r in flaky],
