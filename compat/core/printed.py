@@ -32,7 +32,9 @@ def repro_command(
     `compat.workflow.corpus.run_options`): the command works as printed, drop-in models
     included, on the cell's Python when its id names one."""
     weekly = [r for r in cell.requirements if r.startswith("onnx-weekly==")]
-    python = axis_python(cell)
+    options = options or {}
+    # the cell's Python when its id names it, else the one Python the run was asked for
+    python = axis_python(cell) or str(options.get("python") or "")
     args = ["--python", python] if python else []
     args += [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
     args += [  # the cell's other exact pins: extra axes (--pkg), fixed pins (--with)
@@ -42,7 +44,6 @@ def repro_command(
     ]  # fmt: skip
     if cases:
         args += ["--cases", ",".join(cases)]
-    options = options or {}
     for key in ("config", "corpus"):
         if options.get(key):
             args += [f"--{key}", str(options[key])]

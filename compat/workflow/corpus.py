@@ -13,6 +13,7 @@ from compat.corpus.dropin import load_dropins, slug
 from compat.corpus.known import attach
 from compat.corpus.usercommand import DESCRIPTION, FAMILY, command_cases
 from compat.plan.config import Config
+from compat.plan.pythons import is_version_list
 from compat.workflow.listing import default_corpus
 from compat.workflow.plan import globs
 from compat.workflow.request import Request
@@ -120,4 +121,7 @@ def run_options(request: Request) -> dict[str, Any]:
         options["with"] = list(request.setup.with_)
     if request.setup.install:
         options["install"] = request.setup.install
+    python = request.setup.python
+    if python and is_version_list(python) and "," not in python and python[:1].isdigit():
+        options["python"] = python  # one Python: the ids do not name it, repro must
     return options
