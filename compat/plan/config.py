@@ -75,6 +75,8 @@ class Docs:
     scoreboard: Path | None = None
     #: a --cross run's stored results: docs/writer_reader.md renders from them
     writer_reader: Path | None = None
+    #: a --python run's stored results: docs/pythons.md renders from them
+    pythons: Path | None = None
     #: the configuration file that names them, for errors
     source: Path | None = None
 
@@ -82,7 +84,7 @@ class Docs:
         """The stored results the docs render from, each checked to exist: a missing one
         is one line naming the configuration file, the key and the value."""
         named = {"results": self.results, "scoreboard": self.scoreboard,
-                 "writer-reader": self.writer_reader}  # fmt: skip
+                 "writer-reader": self.writer_reader, "pythons": self.pythons}  # fmt: skip
         for key, file in named.items():
             if file is not None and not file.is_file():
                 where = f"{self.source}: " if self.source else ""
@@ -135,7 +137,7 @@ _TOP_KEYS = {
 CORPUS_CHOICES = ("all", "seed", "none")
 
 
-_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader"}
+_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader", "pythons"}
 
 
 _AXIS_KEYS = {"versions", "pair", "index-url", "extra-index-url"}
@@ -249,7 +251,7 @@ def _docs(value: Any, path: Path) -> Docs:
     reject_unknown(table, _DOCS_KEYS, where, path)
     results = as_text(table, "results", where, path, "docs/matrix.json.gz")
     files = {key: as_text(table, key, where, path, f"docs/{key}.json.gz")
-             for key in ("scoreboard", "writer-reader") if key in table}  # fmt: skip
+             for key in ("scoreboard", "writer-reader", "pythons") if key in table}  # fmt: skip
     flags = {key: table.get(key, False) for key in ("collapse", "ascii")}
     for key, flag in flags.items():
         if not isinstance(flag, bool):
@@ -260,6 +262,7 @@ def _docs(value: Any, path: Path) -> Docs:
         flags["ascii"],
         path.parent / files["scoreboard"] if "scoreboard" in files else None,
         path.parent / files["writer-reader"] if "writer-reader" in files else None,
+        path.parent / files["pythons"] if "pythons" in files else None,
         source=path,
     )
 

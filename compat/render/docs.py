@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from compat.core.outcomes import CellRecord
 from compat.core.report import Report
-from compat.core.vocabulary import ENTRIES, NOT_RUN, NOT_RUN_OR_NO_WHEEL, SQUARES, axis_row, listed
+from compat.core.vocabulary import (
+    ENTRIES,
+    NOT_RUN,
+    NOT_RUN_OR_NO_WHEEL,
+    SQUARES,
+    axis_row,
+    listed,
+    split_axis,
+)
 from compat.render.axes import axes_of, axis_title, no_wheel_cells, python_title, pythons, states
 from compat.render.docs_pages import (
     bug_link,
@@ -140,12 +148,16 @@ def _environments(report: Report) -> str:
     and a state column says which had no wheel (or broke)."""
     several = bool(pythons(report))
 
+    def where(axis: str) -> str:
+        python = split_axis(axis)[1]
+        return f" on Python {python}" if python else ""
+
     def row(axis: str, cell: CellRecord) -> list[str]:
         p = cell.packages
         label = column_label(axis, cell)
         state = [cell.state.value] if several else []
         return [md_text(text) for text in (
-            f"{axis_title(report, axis, pair=False)} {label}", p.get("onnx", "—"),
+            f"{axis_row(axis).name} {label}{where(axis)}", p.get("onnx", "—"),
             p.get("onnxruntime", "—"), p.get("numpy", "—"), p.get("protobuf", "—"),
             cell.python or "—", *state,
         )]  # fmt: skip

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from compat.core.case import CHECK_TITLES
 from compat.core.outcomes import Outcome
 from compat.core.report import Report
-from compat.core.vocabulary import BROKEN, ENTRIES, NOT_RUN, axis_row
+from compat.core.vocabulary import BROKEN, ENTRIES, NOT_APPLICABLE, NOT_RUN, axis_row, split_axis
 from compat.render.grid import Row, Table, build_tables, collapse, link_label, text_table, variant
 from compat.render.grid import verdict as row_verdict
 from compat.render.text import md_anchor, md_code, md_link, md_text
@@ -24,7 +24,9 @@ INDEX = "compatibility.md"
 FOLDER = "families"
 
 #: What a check that never ran shows: said in one line instead of a table.
-IDLE = frozenset({Outcome.SKIP.value, NOT_RUN, *(state.value for state in BROKEN)})
+IDLE = frozenset(
+    {Outcome.SKIP.value, NOT_RUN, *(state.value for state in (*BROKEN, *NOT_APPLICABLE))}
+)
 LIMITS = "support_limits"
 LIMIT_CHECKS = {"onnx": "checker", "onnxruntime": "ort_run"}
 
@@ -143,7 +145,7 @@ HOLE = "\ue000"
 
 def _limits(report: Report, axis: str) -> str:
     """Max IR version / opset each release really ran, from the support_limits rows."""
-    check = LIMIT_CHECKS[axis]
+    check = LIMIT_CHECKS[split_axis(axis)[0]]
     passed = {
         (r.cell, r.case) for r in report.results if r.check == check and r.outcome.value == "pass"
     }
@@ -160,7 +162,7 @@ def _limits(report: Report, axis: str) -> str:
                 best[kind] = str(max(numbers))
         release = cell.version(axis)
         rows.append([md_text(release), best["ir"], best["opset"]])
-    return text_table(rows, [axis, "max IR version", "max opset (ai.onnx)"])
+    return text_table(rows, [split_axis(axis)[0], "max IR version", "max opset (ai.onnx)"])
 
 
 def _versions(package: str, versions: str) -> str:
@@ -233,11 +235,13 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
     used: set[str] = set()
     for table in tables:
         held = _held(table)
+        package, python = split_axis(table.axis)  # `onnx@3.12`: onnx on Python 3.12
+        releases = f"{package} release" + (f" on Python {python}" if python else "")
         out += [f"## {axis_row(table.axis).heading}", ""]
-        out += [f"Each check against every {table.axis} release of the matrix"
+        out += [f"Each check against every {releases} of the matrix"
                 + (f", {held}." if held else "."), ""]  # fmt: skip
-        if family == LIMITS and table.axis in LIMIT_CHECKS:
-            out += [f"**What each {table.axis} release really runs** (from the tables below)", ""]
+        if family == LIMITS and package in LIMIT_CHECKS:
+            out += [f"**What each {releases} really runs** (from the tables below)", ""]
             out += [_limits(report, table.axis), ""]
         for check, part in _by_check(table).items():
             title = CHECK_TITLES.get(check, "a check the case defines")
@@ -250,7 +254,7 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
             entries = {e for r in part.rows for e in r.entries}
             if "skip" in entries and entries <= IDLE:  # a table of skips: one line says it
                 said = {row_verdict(table.axis, table.labels, r) for r in part.rows}
-                reason = said.pop() if len(said) == 1 else f"skipped on every {table.axis} release"
+                reason = said.pop() if len(said) == 1 else f"skipped on every {releases}"
                 out += [f"{escape(reason[0].upper() + reason[1:])}.", ""]
                 continue
             used.update(e for r in part.rows for e in r.entries)

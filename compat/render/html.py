@@ -24,7 +24,15 @@ from compat.core.outcomes import CellState
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.core.suite import FAMILY as BACKEND_FAMILY
-from compat.core.vocabulary import AXES, ENTRIES, SQUARES, UNEXPECTED_ENTRIES
+from compat.core.vocabulary import AXES, ENTRIES, SQUARES, UNEXPECTED_ENTRIES, listed, split_axis
+from compat.render.axes import (
+    axis_title,
+    broken_cells,
+    no_wheel_cells,
+    python_title,
+    pythons,
+    states,
+)
 from compat.render.grid import Table, build_tables, column_label, link_label, spans, variant
 from compat.render.summary import Since, Summary, summarize
 from compat.render.text import printable
@@ -58,6 +66,7 @@ def page_data(report: Report) -> dict[str, Any]:
     options = report.run.get("options")
     groups = twin_groups(report)
     grid = build_tables(report)
+    several = pythons(report)
     summary = summarize(report)
     since: dict[tuple[str, str], list[Since]] = {}
     for item in summary.since:
@@ -81,8 +90,10 @@ def page_data(report: Report) -> dict[str, Any]:
         tables.append({
             "family": table.family, "axis": table.axis, "labels": list(table.labels),
             "cells": [c.id for c in table.cells], "rows": rows,
-            "since": [since_sentence(s, table.labels)
+            "since": [since_sentence(s, s.releases or table.labels)
                       for s in since.get((table.family, table.axis), [])],
+            **({"python": split_axis(table.axis)[1], "title": axis_title(report, table.axis)}
+               if several else {}),
         })  # fmt: skip
     cells = {
         c.id: {
@@ -95,31 +106,36 @@ def page_data(report: Report) -> dict[str, Any]:
         }
         for c in report.cells
     }
+    # a run of several Pythons: each with the releases its axes hold the other package
+    # at, for the Python filter (absent for a run of one: its page is as it was)
+    titles = [[p, python_title(report, p)] for p in several]
     return {
         "tables": tables,
         "cells": cells,
         "families": report.families,
         "descriptions": {c.id: c.description for c in report.cases},
         "repro": {c.id: repro_command(c, [], options) for c in report.cells},
-        "vocabulary": vocabulary_data(),
+        "vocabulary": vocabulary_data(states(report)),
+        **({"pythons": titles} if several else {}),
         "summary": summary_data(report, summary),
         "unexpected": unexpected_data(report, grid),
         "scoreboard": any(c.family == BACKEND_FAMILY for c in report.cases),
     }
 
 
-def vocabulary_data() -> dict[str, Any]:
+def vocabulary_data(present: set[str] | None = None) -> dict[str, Any]:
     """What the page's script says and paints, from compat/core/vocabulary.py: each
     entry's mark and colours, each square state's colours, meaning and the filter a
     click sets, each axis's short name; the legends' orders beside them (the JSON's keys
-    are sorted)."""
+    are sorted). An on-demand entry (no-wheel) only when `present` holds it."""
+    order = listed(ENTRIES, present or set())
     return {
         "entries": {
-            key: {"page": row.page, "colours": list(row.colours),
+            key: {"page": ENTRIES[key].page, "colours": list(ENTRIES[key].colours),
                   "unexpected": key in UNEXPECTED_ENTRIES}
-            for key, row in ENTRIES.items()
+            for key in order
         },
-        "order": list(ENTRIES),
+        "order": order,
         "squares": {
             state: {"colours": list(row.colours), "meaning": row.meaning, "filter": row.filter}
             for state, row in SQUARES.items()
@@ -144,13 +160,20 @@ def summary_data(report: Report, summary: Summary) -> dict[str, Any]:
     return {
         "families": list(summary.families),
         "columns": [
-            {"axis": c.axis, "label": c.label, "title": c.title, "cell": c.cell.id}
+            {
+                "axis": c.axis,
+                "label": c.label,
+                "title": c.title,
+                "cell": c.cell.id,
+                **({"python": c.python} if c.python else {}),
+            }
             for c in summary.columns
         ],
         "squares": squares,
         "headline": {
             "cells": len(report.cells),
-            "broken": len(report.broken_cells),
+            "broken": len(broken_cells(report)),
+            **({"nowheel": len(no_wheel_cells(report))} if no_wheel_cells(report) else {}),
             "cases": len(report.cases),
             "results": len(report.results),
             "outcomes": [[o, outcomes[o]] for o in ENTRIES if outcomes.get(o)],
@@ -164,7 +187,7 @@ def unexpected_data(report: Report, tables: list[Table]) -> list[dict[str, str]]
     options = report.run.get("options")
     cells = {c.id: c for c in report.cells}
     out: list[dict[str, str]] = []
-    for cell in report.broken_cells:
+    for cell in broken_cells(report):
         axis = next((a for a, ids in report.axes.items() if cell.id in ids), "")
         out.append({
             "cell": cell.id, "case": "", "check": "", "family": "", "outcome": cell.state.value,

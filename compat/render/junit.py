@@ -5,18 +5,20 @@ An unexpected `fail`, `xpass` or `flaky` is a <failure>, an `error`, `crash` or
 `skip` is <skipped type="skip">, a known failure <skipped type="pytest.xfail"> with
 its bug link (as pytest writes xfail), so the two can be told apart. Each suite (a
 cell) carries <properties> with its installed versions, and times. A cell that could
-not be built is one <error> testcase of its own. `--junit-scope unexpected` writes
-only the testcases that need a look (CI UIs with size limits).
+not be built is one <error> testcase of its own; one the index has no wheel of a
+release for on its Python, one <skipped type="no-wheel"> testcase saying which.
+`--junit-scope unexpected` writes only the testcases that need a look (CI UIs with
+size limits).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.printed import repro_command
 from compat.core.report import Report
-from compat.core.vocabulary import OUTCOMES
+from compat.core.vocabulary import BROKEN, NOT_APPLICABLE, OUTCOMES
 from compat.render.text import printable
 
 
@@ -34,12 +36,17 @@ def render_junit(report: Report) -> str:
         suite = ET.SubElement(suites, "testsuite", name=cell.id)
         _properties(suite, cell)
         counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
-        if cell.state is not CellState.READY:
+        if cell.state in BROKEN:
             case = ET.SubElement(suite, "testcase", classname=cell.id, name="environment")
             ET.SubElement(
                 case, "error", message=f"{cell.state.value}: {cell.summary}"
             ).text = f"{cell.detail}\n\nreproduce: {repro_command(cell, [], options)}"
             counts["tests"], counts["errors"] = 1, 1
+        elif cell.state in NOT_APPLICABLE and scope != "unexpected":  # skipped, with why
+            case = ET.SubElement(suite, "testcase", classname=cell.id, name="environment")
+            reason = f"{cell.state.value}: {cell.summary}"
+            ET.SubElement(case, "skipped", type=cell.state.value, message=reason)
+            counts["tests"], counts["skipped"] = 1, 1
         for r in results:
             if scope == "unexpected" and not r.outcome.unexpected:
                 continue

@@ -20,6 +20,7 @@ from compat.render.docs_pages import FOLDER, family_pages
 from compat.render.html import render_html
 from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
+from compat.render.pythons import render_pythons
 from compat.render.scoreboard import render_scoreboard, render_scoreboard_html
 from compat.render.svg import heatmap_svg, passrate_svg
 from compat.render.writer_reader import render_writer_reader
@@ -52,6 +53,7 @@ RENDERERS: dict[str, Callable[[Report, Style], Rendered]] = {
     "scoreboard.html": lambda report, style: render_scoreboard_html(report),
     "scoreboard.svg": lambda report, style: passrate_svg(report) if _suite(report) else None,
     "writer_reader.md": lambda report, style: render_writer_reader(report),
+    "pythons.md": lambda report, style: render_pythons(report),
 }
 #: The docs: the index, the family pages it links and the picture it shows.
 DOCS = ("compatibility.md", FOLDER, "summary.svg")

@@ -17,7 +17,8 @@ from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
 from compat.core.suite import FAMILY
 from compat.core.versions import version_key
-from compat.core.vocabulary import OUTCOMES, WORKS
+from compat.core.vocabulary import OUTCOMES, WORKS, split_axis
+from compat.render.axes import axes_of, pythons
 from compat.render.grid import text_table
 from compat.render.text import md_code, md_text
 
@@ -27,9 +28,21 @@ COLUMNS = ("passed", "failed", "errors", "crashes", "timeouts", "skipped")
 
 
 def _releases(report: Report) -> list[CellRecord]:
-    ids = report.axes.get("onnxruntime") or tuple(c.id for c in report.cells)
+    """The onnxruntime releases, one cell each: on a run of several Pythons
+    (`onnxruntime@3.12`), the newest Python's where the release ran there, else the
+    newest Python's that has the release."""
     cells = {c.id: c for c in report.cells}
-    return sorted((cells[i] for i in ids), key=lambda c: version_key(c.onnxruntime))
+    if not pythons(report):
+        ids = report.axes.get("onnxruntime") or tuple(c.id for c in report.cells)
+        return sorted((cells[i] for i in ids), key=lambda c: version_key(c.onnxruntime))
+    keys = [k for k in axes_of(report) if split_axis(k)[0] == "onnxruntime"]
+    every = [i for k in keys for i in report.axes[k]] or [c.id for c in report.cells]
+    chosen: dict[str, CellRecord] = {}
+    for cell in (cells[i] for i in every):  # the newest Python last: its ready cell wins
+        held = chosen.get(cell.onnxruntime)
+        if held is None or cell.state is CellState.READY or held.state is not CellState.READY:
+            chosen[cell.onnxruntime] = cell
+    return sorted(chosen.values(), key=lambda c: version_key(c.onnxruntime))
 
 
 def _results(report: Report, check: str = CHECK) -> dict[tuple[str, str], CheckResult]:

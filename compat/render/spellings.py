@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from compat.core.outcomes import Outcome
 from compat.core.report import Report
-from compat.core.vocabulary import BREAKS, axis_row
+from compat.core.vocabulary import BREAKS
+from compat.render.axes import axes_of, axis_title
 from compat.render.grid import column_label, spans
 from compat.render.text import one_line
 
@@ -37,11 +38,12 @@ def render_spellings(report: Report) -> str:
     lines = [f"{len(found)} spellings break where the original works (--mutate):"]
     for (case, check), where in sorted(found.items())[:SHOWN]:
         said = []
-        for axis, ids in report.axes.items():
+        for axis in axes_of(report):
+            ids = report.axes[axis]
             labels = [column_label(axis, cells[i]) for i in ids]
             chosen = {column_label(axis, cells[i]) for i in ids if i in where}
             if chosen:
-                said.append(f"{axis_row(axis).name} {spans(chosen, labels)}")
+                said.append(f"{axis_title(report, axis, pair=False)} {spans(chosen, labels)}")
         lines.append(one_line(f"  {case} · {check}: {'; '.join(said)}"))
     if len(found) > SHOWN:
         lines.append(f"  … and {len(found) - SHOWN} more: see matrix.md")

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from packaging.version import InvalidVersion
+
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
+from compat.core.versions import version_key
 from compat.core.vocabulary import (
     BROKEN,
     NOT_APPLICABLE,
@@ -157,3 +160,82 @@ def since_when(report: Report) -> list[Since]:
             broken = tuple(label for label, b in zip(labels, bad, strict=True) if b)
             out.append(Since(table.family, check, table.axis, first, broken, tuple(links), labels))
     return out
+
+
+@dataclass(frozen=True)
+class Bands:
+    """A run of several Pythons laid out as one grid: the columns they share (per axis,
+    every release any of them has, oldest first) and, per Python, a band of squares:
+    the summary column at each shared column, None where its axis lacks the release."""
+
+    groups: tuple[tuple[str, tuple[str, ...]], ...]  # (axis, its releases)
+    bands: dict[str, tuple[int | None, ...]]  # Python -> a summary column per shared one
+
+
+def _release_order(labels: list[str]) -> list[str]:
+    try:
+        return sorted(labels, key=version_key)
+    except InvalidVersion:  # a cross product's columns are cells: as they came
+        return labels
+
+
+def bands(summary: Summary) -> Bands:
+    """The shared columns of a summary of several Pythons (compat/render/axes.py)."""
+    pythons = list(dict.fromkeys(c.python for c in summary.columns))
+    axes = list(dict.fromkeys(split_axis(c.axis)[0] for c in summary.columns))
+    groups = []
+    for axis in axes:
+        labels = [c.label for c in summary.columns if split_axis(c.axis)[0] == axis]
+        groups.append((axis, tuple(_release_order(list(dict.fromkeys(labels))))))
+    where = {(c.python, split_axis(c.axis)[0], c.label): i for i, c in enumerate(summary.columns)}
+    shared = [(axis, label) for axis, labels in groups for label in labels]
+    return Bands(
+        tuple(groups),
+        {p: tuple(where.get((p, axis, label)) for axis, label in shared) for p in pythons},
+    )
+
+
+def merged(summary: Summary) -> list[tuple[Since, tuple[str, ...]]]:
+    """Each check's "since when it works" said once for every Python, on its package's
+    axis, unless the Pythons disagree: one breaks on a release another ran and passed.
+    Then a line per release it was fixed at, naming its Pythons; else one line (the
+    Pythons named: ()), the latest first release of them all, for a Python without a
+    wheel of the releases it broke on, or of those it works on, agrees."""
+    ran: dict[tuple[str, str, str], set[str]] = {}  # (family, axis, Python) -> releases
+    for (family, i), square in summary.squares.items():
+        column = summary.columns[i]
+        if square.state != NOT_RUN:
+            key = (family, split_axis(column.axis)[0], column.python)
+            ran.setdefault(key, set()).add(column.label)
+    checks: dict[tuple[str, str, str], list[Since]] = {}
+    for item in summary.since:
+        checks.setdefault((item.family, item.check, split_axis(item.axis)[0]), []).append(item)
+    pythons = list(dict.fromkeys(c.python for c in summary.columns))
+    out: list[tuple[Since, tuple[str, ...]]] = []
+    for (family, _, axis), items in checks.items():
+        broken = {split_axis(i.axis)[1]: set(i.broken) for i in items}
+        varies = any(
+            (broken.get(a, set()) - broken.get(b, set())) & ran.get((family, axis, b), set())
+            for a in pythons
+            for b in pythons
+        )
+        if varies:
+            firsts = dict.fromkeys(i.first for i in items)
+            out += [_one([i for i in items if i.first == f], axis, f, True) for f in firsts]
+        else:
+            fixed = [i.first for i in items if i.first]
+            first = _release_order(fixed)[-1] if fixed else ""
+            out.append(_one(items, axis, first, False))
+    axes = list(dict.fromkeys(split_axis(c.axis)[0] for c in summary.columns))
+    families = list(summary.families)
+    return sorted(out, key=lambda o: (families.index(o[0].family), axes.index(o[0].axis)))
+
+
+def _one(items: list[Since], axis: str, first: str, named: bool) -> tuple[Since, tuple[str, ...]]:
+    """Several Pythons' Since of one check as one, and the Pythons to name."""
+    broken = tuple(dict.fromkeys(b for i in items for b in i.broken))
+    links = tuple(sorted({link for i in items for link in i.links}))
+    releases = tuple(dict.fromkeys(r for i in items for r in i.releases))
+    where = tuple(split_axis(i.axis)[1] for i in items) if named else ()
+    head = items[0]
+    return Since(head.family, head.check, axis, first, broken, links, releases), where

@@ -6,13 +6,21 @@ from __future__ import annotations
 import os
 import textwrap
 from collections import Counter
-from collections.abc import Callable
 
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.report import Report
-from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, SQUARES, axis_row
-from compat.render.grid import build_tables, text_table, variant
-from compat.render.summary import Summary, summarize
+from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, SQUARES, axis_row, listed
+from compat.render.axes import (
+    axis_title,
+    broken_cells,
+    no_wheel_cells,
+    python_title,
+    pythons,
+    states,
+)
+from compat.render.grid import build_tables, spans, text_table, variant
+from compat.render.summary import Summary, merged, summarize
+from compat.render.terminal_grid import short_labels, summary_grid
 from compat.render.text import one_line, printable
 
 #: Lines stay this short: CI log viewers and 120-column terminals do not wrap them.
@@ -31,9 +39,12 @@ CLOSING_ORDER = (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Ou
                  Outcome.XPASS, Outcome.PASS, Outcome.XFAIL, Outcome.SKIP)  # fmt: skip
 
 
-def _legend() -> str:
-    """The grid's legend: every entry's letter, in the enum's order ("not run" is blank)."""
-    return "legend: " + "  ".join(f"{ENTRIES[key].letter} {key}" for key in ENUM_ORDER)
+def _legend(present: set[str]) -> str:
+    """The grid's legend: every entry's letter, in the enum's order ("not run" is blank);
+    no-wheel only where a cell has no wheel."""
+    return "legend: " + "  ".join(
+        f"{ENTRIES[key].letter} {key}" for key in listed(ENUM_ORDER, present)
+    )
 
 
 def _summary_legend() -> str:
@@ -52,85 +63,30 @@ def use_colour(stream_is_tty: bool) -> bool:
     return stream_is_tty and not os.environ.get("NO_COLOR")
 
 
-def _paint(text: str, code: str, colour: bool) -> str:
-    return f"\033[{code}m{text}\033[0m" if colour and code else text
-
-
-def _short_labels(labels: list[str]) -> tuple[str, list[str]]:
-    """("1.", ["14", "15", ...]) when the releases differ after a shared prefix and the
-    rests are unique, so a column is two characters; else the full labels."""
-    if not labels:
-        return "", []
-    parts = [label.split(".") for label in labels]
-    if all(len(p) >= 2 for p in parts) and len({p[0] for p in parts}) == 1:
-        minors = [p[1] for p in parts]
-        if len(set(minors)) == len(minors) and all(len(m) <= 2 for m in minors):
-            return f"{parts[0][0]}.", minors
-    return "", labels
-
-
 def render_summary(report: Report, colour: bool = False) -> str:
-    """The family × release grid, one square per family and release, worst state shown."""
+    """The family × release grid, one square per family and release, worst state shown;
+    on a run of several Pythons a block per Python (compat/render/terminal_grid.py)."""
     summary = summarize(report)
     if not summary.families:
         return "no results"
-    return "\n".join([*_grid_lines(summary, colour), _summary_legend(), *_since_lines(summary)])
-
-
-def _grid_lines(summary: Summary, colour: bool) -> list[str]:
-    name_width = max(len("family"), *(len(printable(f)) for f in summary.families))
-    axes = list(dict.fromkeys(c.axis for c in summary.columns))
-    groups = [[i for i, c in enumerate(summary.columns) if c.axis == axis] for axis in axes]
-    shown: dict[int, str] = {}
-    titles = []
-    for axis, group in zip(axes, groups, strict=True):
-        prefix, short = _short_labels([summary.columns[i].label for i in group])
-        width = max(len(s) for s in short)
-        for i, label in zip(group, short, strict=True):
-            shown[i] = label.rjust(width)
-        name = axis_row(axis).short
-        titles.append(f"{name} {prefix}x" if prefix else name)
-
-    widths = [
-        max(len(title), len(" ".join(shown[i] for i in group)))
-        for title, group in zip(titles, groups, strict=True)
-    ]
-
-    def row(name: str, cells: Callable[[int], str]) -> str:
-        blocks = []
-        for group, width in zip(groups, widths, strict=True):
-            plain = " ".join(shown[i] for i in group)
-            blocks.append(" ".join(cells(i) for i in group) + " " * (width - len(plain)))
-        return f"{name.ljust(name_width)}  " + "   ".join(blocks).rstrip()
-
-    header = row("family", lambda i: shown[i])
-    line = " " * (name_width + 2) + "   ".join(
-        title.ljust(width) for title, width in zip(titles, widths, strict=True)
-    )
-    lines = [line.rstrip(), printable(header)]
-    for family in summary.families:
-
-        def mark(i: int, family: str = family) -> str:
-            square = summary.squares[(family, i)]
-            text, code = SQUARES[square.state].letter, SQUARES[square.state].ansi
-            if square.state == "unexpected" and square.number < 10:
-                text = str(square.number)
-            return _paint(text.rjust(len(shown[i])), code, colour)
-
-        lines.append(row(printable(family), mark))
-    return lines
+    titles = {p: python_title(report, p, short=True) for p in pythons(report)}
+    grid = summary_grid(summary, titles, colour, WIDTH)
+    legend = _summary_legend() + ("   (blank) n/a: no wheel" if no_wheel_cells(report) else "")
+    return "\n".join([*grid, legend, *_since_lines(summary)])
 
 
 def _since_lines(summary: Summary) -> list[str]:
     """Fixed releases: "since when it works", for checks that were broken and are fixed."""
-    fixed = [s for s in summary.since if s.first and s.first != s.broken[0]]
+    every = [p for p in dict.fromkeys(c.python for c in summary.columns) if p]
+    fixed = [(s, where) for s, where in merged(summary) if s.first and s.first != s.broken[0]]
     if not fixed:
         return []
     lines = ["works since (first release from which every later one passes):"]
-    for since in fixed[:MAX_SINCE]:
+    for since, where in fixed[:MAX_SINCE]:
         axis = axis_row(since.axis).name
+        on = f" on Python {spans(where, every)}" if where else ""
         links = f" ({', '.join(since.links)})" if since.links else ""
-        line = f"  {since.family} · {since.check}: {axis} ≥ {since.first}{links}"
+        line = f"  {since.family} · {since.check}: {axis} ≥ {since.first}{on}{links}"
         lines.append(_cut(one_line(line)))
     if len(fixed) > MAX_SINCE:
         lines.append(f"  … and {len(fixed) - MAX_SINCE} more: see compatibility.md")
@@ -148,7 +104,8 @@ def render_unexpected(
     a project's command gets a few lines (its failing tests) and the path of its log."""
     hints = hints or {}
     lines: list[str] = []
-    for cell in report.broken_cells:
+    broken = broken_cells(report)
+    for cell in broken:
         lines.append(_cut(one_line(f"{cell.id}: {cell.state.value}: {cell.summary}")))
         if cell.id in hints:
             lines.append(_cut(one_line(f"    {hints[cell.id]}"), 10_000))
@@ -174,7 +131,7 @@ def render_unexpected(
     if shown > MAX_UNEXPECTED:
         lines.append(f"… and {shown - MAX_UNEXPECTED} more: see matrix.md (or --grid)")
     if lines:
-        total = len(report.broken_cells) + len(report.unexpected)
+        total = len(broken) + len(report.unexpected)
         lines.insert(0, f"{total} unexpected:")
     return "\n".join(lines)
 
@@ -183,8 +140,10 @@ def closing_line(report: Report, provenance: str) -> str:
     """pytest-style: the counts that matter, worst first, and the time."""
     counts = Counter(r.outcome.value for r in report.results)
     parts = [f"{counts[o]} {OUTCOMES[o].counted}" for o in CLOSING_ORDER if counts.get(o)]
-    if report.broken_cells:
-        parts.insert(0, f"{len(report.broken_cells)} broken cells")
+    if broken_cells(report):
+        parts.insert(0, f"{len(broken_cells(report))} broken cells")
+    if no_wheel_cells(report):  # not applicable: said last, never as a failure
+        parts.append(f"{len(no_wheel_cells(report))} no wheel")
     seconds = report.run.get("seconds", 0)
     said = f"{', '.join(parts) or 'no results'} in {seconds} s ({provenance})"
     return _cut(one_line(said), 200)
@@ -204,11 +163,12 @@ def render_grid(report: Report, every_row: bool = False) -> str:
         ]
         if not rows:
             continue
-        prefix, short = _short_labels(list(table.labels))
-        headers = [f"{table.family} \\ {axis_row(table.axis).name} {prefix}…", *short]
+        prefix, short = short_labels(list(table.labels))
+        name = axis_title(report, table.axis, pair=False)
+        headers = [f"{table.family} \\ {name} {prefix}…", *short]
         if not prefix:
-            headers = [f"{table.family} \\ {axis_row(table.axis).name}", *table.labels]
+            headers = [f"{table.family} \\ {name}", *table.labels]
         rows = [[printable(text) for text in row] for row in rows]
         parts.append(text_table(rows, [printable(text) for text in headers], "plain"))
-    parts.append(_legend())
+    parts.append(_legend(states(report)))
     return "\n\n".join(parts)

@@ -11,6 +11,7 @@ from pathlib import Path
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.corpus.usercommand import FAMILY
+from compat.render.axes import broken_cells, pythons
 from compat.render.spellings import render_spellings
 from compat.render.terminal import (
     closing_line,
@@ -26,7 +27,7 @@ def repro_hints(report: Report) -> dict[str, str]:
     cells = {c.id: c for c in report.cells}
     options = report.run.get("options")
     hints = {}
-    for cell in report.broken_cells:
+    for cell in broken_cells(report):  # a cell with no wheel for its Python is no failure
         hints[cell.id] = repro_command(cell, [], options)
     for cell_id in dict.fromkeys(r.cell for r in report.unexpected):
         cases = sorted({r.case for r in report.unexpected if r.cell == cell_id})
@@ -58,19 +59,26 @@ def claims(report: Report, pyproject: Path) -> list[str]:
     ranges = declared_ranges(pyproject)
     cells = {c.id: c for c in report.cells}
     names = sorted({r.case for r in report.results if r.case.startswith(f"{FAMILY}.")})
+    every = pythons(report) or ("",)
     lines = []
     for case in names:
-        outcomes = [
-            (axis, cells[r.cell].version(axis), r.outcome.value == "pass")
-            for axis in ("onnx", "onnxruntime")  # the axes a project declares ranges of
-            for r in report.results
-            if r.case == case and r.cell in report.axes.get(axis, ())
-            and r.outcome.value not in ("skip", "flaky")
-        ]  # fmt: skip
-        what = "your tests" if len(names) == 1 else f"`{case.split('.', 1)[1]}`"
-        line = claims_line(ranges, outcomes, what)
-        if line:
-            lines.append(line)
+        said: dict[str, list[str]] = {}  # a claim -> the Pythons it is true on
+        for python in every:
+            axes = [(a, f"{a}@{python}" if python else a) for a in ("onnx", "onnxruntime")]
+            outcomes = [
+                (axis, cells[r.cell].version(axis), r.outcome.value == "pass")
+                for axis, key in axes  # the axes a project declares ranges of
+                for r in report.results
+                if r.case == case and r.cell in report.axes.get(key, ())
+                and r.outcome.value not in ("skip", "flaky")
+            ]  # fmt: skip
+            what = "your tests" if len(names) == 1 else f"`{case.split('.', 1)[1]}`"
+            line = claims_line(ranges, outcomes, what)
+            if line:
+                said.setdefault(line, []).append(python)
+        for line, where in said.items():  # the Python named only where the claims vary
+            same = len(said) == 1 and len(where) == len(every)
+            lines.append(line if same else f"on Python {', '.join(where)}: {line}")
     return lines
 
 

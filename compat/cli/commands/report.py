@@ -83,6 +83,8 @@ def jobs_of(request: ReportRequest, config: Config) -> list[Job]:
         jobs.append((docs.scoreboard, docs.results.parent, style, ("scoreboard.svg",)))
     if docs.writer_reader is not None:  # the writer × reader table, from a --cross run
         jobs.append((docs.writer_reader, docs.results.parent, style, ("writer_reader.md",)))
+    if docs.pythons is not None:  # which release runs on which Python, from a --python run
+        jobs.append((docs.pythons, docs.results.parent, style, ("pythons.md",)))
     if reports.exists() and not request.check:
         jobs.append((reports, reports.parent, asked, tuple(RENDERERS)))
     return jobs

@@ -4,8 +4,11 @@
 const VOCABULARY = DATA.vocabulary;
 const UNEXPECTED = new Set(VOCABULARY.order.filter((e) => VOCABULARY.entries[e].unexpected));
 /** The filters: [key in the URL's hash, id of the control]. */
-const FILTERS = [["family", "family"], ["release", "release"], ["check", "check"],
-  ["outcome", "outcome"], ["case", "text"]];
+const FILTERS = [["python", "python"], ["family", "family"], ["release", "release"],
+  ["check", "check"], ["outcome", "outcome"], ["case", "text"]];
+/** A run of several Pythons: [Python, its title naming the releases its axes hold the
+ * other package at]; empty for a run of one (no Python filter then). */
+const PYTHONS = DATA.pythons || [];
 const SHOWN_UNEXPECTED = 12;  // more are one click away, never in a box of their own
 const SECTIONS = [];  // {section, table, body, trs, order}
 const CLASS = {};  // outcome or square state -> its colour class
@@ -45,7 +48,10 @@ function buildSummary() {
   const summary = DATA.summary, head = summary.headline;
   const outcomes = head.outcomes.map(([o, n]) => n.toLocaleString("en-US") + " " + o);
   $("headline").textContent = head.cells + " environments"
-    + (head.broken ? " (" + head.broken + " broken)" : "") + " · " + head.cases + " cases · "
+    + (head.broken ? " (" + head.broken + " broken)" : "")
+    + (head.nowheel ? " (" + head.nowheel + " n/a: no wheel for their Python)" : "")
+    + (PYTHONS.length ? " on Python " + PYTHONS.map(([p]) => p).join(", ") : "")
+    + " · " + head.cases + " cases · "
     + head.results.toLocaleString("en-US") + " results" + (outcomes.length ? ": " : "")
     + outcomes.join(" · ");
   const grid = $("squares");
@@ -56,17 +62,21 @@ function buildSummary() {
     const start = i > 0 && summary.columns[i - 1].axis !== column.axis ? " start" : "";
     if (i === 0 || start) {
       const span = summary.columns.filter((c) => c.axis === column.axis).length;
-      const axis = VOCABULARY.axes[column.axis];
-      const name = axis && span < 6 ? axis.short : column.axis;
+      const base = column.axis.split("@")[0];  // `onnx@3.12`: onnx on Python 3.12
+      const axis = VOCABULARY.axes[base];
+      const name = axis && span < 6 ? axis.short : base;
       const th = el("th", {className: "axis" + start, colSpan: span, title: column.axis});
       th.appendChild(el("span", {}, name));  // as wide as its releases, never wider
+      if (column.python) th.dataset.python = column.python;
       axes.appendChild(th);
     }
     const th = el("th", {className: "v" + start, title: column.title});
     th.appendChild(el("span", {}, column.label));
+    if (column.python) th.dataset.python = column.python;
     labels.appendChild(th);
   });
   const thead = el("thead");
+  if (PYTHONS.length) thead.appendChild(pythonRow(summary.columns));
   thead.append(axes, labels);
   const body = el("tbody");
   summary.families.forEach((family, fi) => {
@@ -82,8 +92,10 @@ function buildSummary() {
       const start = ci > 0 && summary.columns[ci - 1].axis !== column.axis;
       const td = el("td", {className: start ? "start" : ""});
       td.dataset.release = release;
+      if (column.python) td.dataset.python = column.python;
       const link = el("a", {
-        href: hashOf({family, release, outcome}), className: CLASS["s:" + state],
+        href: hashOf({python: column.python, family, release, outcome}),
+        className: CLASS["s:" + state],
         title: family + " · " + column.title + ": " + state + (counts ? " (" + counts + ")" : ""),
       }, number ? (number > 999 ? "1k+" : String(number)) : "");
       td.appendChild(link);
@@ -98,10 +110,27 @@ function buildSummary() {
   }
 }
 
+/** Over the axes of a run of several Pythons: each Python over its columns. */
+function pythonRow(columns) {
+  const tr = el("tr");
+  tr.appendChild(el("th"));
+  columns.forEach((column, i) => {
+    if (i > 0 && columns[i - 1].python === column.python) return;
+    const span = columns.filter((c) => c.python === column.python).length;
+    const title = (PYTHONS.find(([p]) => p === column.python) || [, ""])[1];
+    const th = el("th", {className: "axis python" + (i ? " start" : ""), colSpan: span, title});
+    th.appendChild(el("span", {}, "Python " + column.python));
+    th.dataset.python = column.python;
+    tr.appendChild(th);
+  });
+  return tr;
+}
+
 function unexpectedLine(item) {
   const li = el("li");
   const where = [item.cell, item.case, item.check].filter(Boolean).join(" \u00b7 ");
-  const link = el("a", {className: "what", href: hashOf({family: item.family,
+  const python = item.release.split(":")[0].split("@")[1];  // a run of several Pythons
+  const link = el("a", {className: "what", href: hashOf({python, family: item.family,
     release: item.release, outcome: "unexpected", case: item.case})}, where);
   link.dataset.index = DATA.unexpected.indexOf(item);
   li.append(link, el("span", {className: "badge " + CLASS["o:" + item.outcome]}, item.outcome));
@@ -135,6 +164,8 @@ function buildUnexpected() {
 function buildControls() {
   const families = [...new Set(DATA.tables.map((t) => t.family))];
   const checks = [...new Set(DATA.tables.flatMap((t) => t.rows.map((r) => r.check)))];
+  fillSelect($("python"), PYTHONS);
+  $("python-filter").hidden = !PYTHONS.length;
   fillSelect($("family"), families.map((f) => [f, f]));
   fillSelect($("release"), DATA.summary.columns.map((c) => [c.axis + ":" + c.label, c.title]));
   fillSelect($("check"), checks.map((c) => [c, c]));
@@ -148,7 +179,7 @@ function buildTables() {
     const section = el("section");
     section.dataset.family = table.family;
     section.dataset.axis = table.axis;
-    section.appendChild(el("h2", {}, table.family + " \u00b7 " + table.axis));
+    section.appendChild(el("h2", {}, table.family + " \u00b7 " + (table.title || table.axis)));
     section.appendChild(el("p", {}, DATA.families[table.family] || ""));
     if (table.since.length) {
       const since = el("ul", {className: "since"});
@@ -220,7 +251,8 @@ function applyFilters() {
     const t = s.table;
     total += t.rows.length;
     const col = axis ? (t.axis === axis ? t.labels.indexOf(label) : -1) : null;
-    if ((f.family && t.family !== f.family) || col === -1) {
+    if ((f.family && t.family !== f.family) || col === -1
+        || (f.python && t.python !== f.python)) {
       s.section.hidden = true;
       continue;
     }
@@ -263,12 +295,26 @@ function applyFilters() {
   $("dynamic").textContent = column < 0 ? "" : "section[data-axis=\"" + CSS.escape(axis)
     + "\"] table.grid tr > :nth-child(" + (column + 2) + ") { box-shadow: inset 2px 0 0 "
     + "var(--ink), inset -2px 0 0 var(--ink); }";
+  showPython(f.python);
   for (const tr of $("squares").tBodies[0].rows) {
     tr.classList.toggle("on", tr.dataset.family === f.family);
     for (const td of tr.cells) {
       td.classList.toggle("on", !!f.release && td.dataset.release === f.release
         && (!f.family || tr.dataset.family === f.family));
     }
+  }
+}
+
+/** With a Python chosen, the summary's columns and the release choices of the other
+ * Pythons are hidden (the grid's tables of theirs are, in applyFilters). */
+function showPython(python) {
+  if (!PYTHONS.length) return;
+  for (const node of $("squares").querySelectorAll("[data-python]")) {
+    node.hidden = !!python && node.dataset.python !== python;
+  }
+  for (const option of $("release").options) {
+    const axis = option.value.slice(0, option.value.indexOf(":"));
+    option.hidden = !!python && !!option.value && !axis.endsWith("@" + python);
   }
 }
 
