@@ -164,7 +164,7 @@ function buildUnexpected() {
 function buildControls() {
   const families = [...new Set(DATA.tables.map((t) => t.family))];
   const checks = [...new Set(DATA.tables.flatMap((t) => t.rows.map((r) => r.check)))];
-  fillSelect($("python"), PYTHONS);
+  fillSelect($("python"), PYTHONS.map(([python]) => [python, python]));  // pairs: in titles
   $("python-filter").hidden = !PYTHONS.length;
   fillSelect($("family"), families.map((f) => [f, f]));
   fillSelect($("release"), DATA.summary.columns.map((c) => [c.axis + ":" + c.label, c.title]));
