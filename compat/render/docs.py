@@ -19,7 +19,7 @@ from compat.core.vocabulary import (
     listed,
     split_axis,
 )
-from compat.render.axes import axes_of, axis_title, no_wheel_cells, python_title, pythons, states
+from compat.render.axes import axes_of, no_wheel_cells, python_title, pythons, states
 from compat.render.docs_pages import (
     bug_link,
     check_anchors,
@@ -30,7 +30,7 @@ from compat.render.docs_pages import (
     shown,
 )
 from compat.render.grid import build_tables, column_label, link_label, spans, text_table
-from compat.render.summary import Since, Summary, summarize
+from compat.render.summary import Since, Summary, merged, summarize
 from compat.render.text import md_anchor, md_path, md_text
 
 SVG = "summary.svg"
@@ -109,8 +109,9 @@ def _glances(report: Report, summary: Summary, marks: dict[str, str]) -> list[st
 def _since(report: Report, summary: Summary) -> str:
     urls = {link_label(r.known): r.known for r in report.results if r.known}
     tables = build_tables(report)
+    every = list(pythons(report))
     rows = []
-    for since in summary.since:
+    for since, where in merged(summary):  # a run of several Pythons: each said once
         anchors = check_anchors(t for t in tables if t.family == since.family)
         page = md_path(page_path(since.family))
         anchor = anchors.get((since.check, since.axis), md_anchor(since.check))
@@ -119,7 +120,8 @@ def _since(report: Report, summary: Summary) -> str:
                          for label in since.links)  # fmt: skip
         rows.append([
             f"[{md_text(since.family)}]({page}) · [{md_text(since.check)}]({page}#{anchor})",
-            md_text(axis_title(report, since.axis, pair=False)),
+            md_text(axis_row(since.axis).name
+                    + (f" on Python {spans(where, every)}" if where else "")),
             md_text(_works_since(since, labels)),
             md_text(spans(since.broken, labels)), bugs or "—",
         ])  # fmt: skip

@@ -196,11 +196,12 @@ def bands(summary: Summary) -> Bands:
 
 
 def merged(summary: Summary) -> list[tuple[Since, tuple[str, ...]]]:
-    """Each check's "since when it works" said once for every Python, on its package's
-    axis, unless the Pythons disagree: one breaks on a release another ran and passed.
-    Then a line per release it was fixed at, naming its Pythons; else one line (the
-    Pythons named: ()), the latest first release of them all, for a Python without a
-    wheel of the releases it broke on, or of those it works on, agrees."""
+    """Each check's "since when it works" said once for every Python (on the axis of
+    the first Python it names), unless the Pythons disagree: one breaks on a release
+    another ran and passed. Then a line per release it was fixed at, naming its Pythons;
+    else one line (the Pythons named: ()), the latest first release of them all, for a
+    Python without a wheel of the releases it broke on, or of those it works on, agrees.
+    A run of one Python: its Since as they are."""
     ran: dict[tuple[str, str, str], set[str]] = {}  # (family, axis, Python) -> releases
     for (family, i), square in summary.squares.items():
         column = summary.columns[i]
@@ -221,21 +222,24 @@ def merged(summary: Summary) -> list[tuple[Since, tuple[str, ...]]]:
         )
         if varies:
             firsts = dict.fromkeys(i.first for i in items)
-            out += [_one([i for i in items if i.first == f], axis, f, True) for f in firsts]
+            out += [_one([i for i in items if i.first == f], f, True) for f in firsts]
         else:
             fixed = [i.first for i in items if i.first]
             first = _release_order(fixed)[-1] if fixed else ""
-            out.append(_one(items, axis, first, False))
+            out.append(_one(items, first, False))
     axes = list(dict.fromkeys(split_axis(c.axis)[0] for c in summary.columns))
     families = list(summary.families)
-    return sorted(out, key=lambda o: (families.index(o[0].family), axes.index(o[0].axis)))
+    return sorted(out, key=lambda o: (families.index(o[0].family),
+                                      axes.index(split_axis(o[0].axis)[0])))  # fmt: skip
 
 
-def _one(items: list[Since], axis: str, first: str, named: bool) -> tuple[Since, tuple[str, ...]]:
+def _one(items: list[Since], first: str, named: bool) -> tuple[Since, tuple[str, ...]]:
     """Several Pythons' Since of one check as one, and the Pythons to name."""
-    broken = tuple(dict.fromkeys(b for i in items for b in i.broken))
+    if len(items) == 1 and not named:
+        return items[0], ()
+    broken = tuple(_release_order(list(dict.fromkeys(b for i in items for b in i.broken))))
     links = tuple(sorted({link for i in items for link in i.links}))
-    releases = tuple(dict.fromkeys(r for i in items for r in i.releases))
+    releases = tuple(_release_order(list(dict.fromkeys(r for i in items for r in i.releases))))
     where = tuple(split_axis(i.axis)[1] for i in items) if named else ()
     head = items[0]
-    return Since(head.family, head.check, axis, first, broken, links, releases), where
+    return Since(head.family, head.check, head.axis, first, broken, links, releases), where
