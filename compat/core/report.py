@@ -93,7 +93,9 @@ class Report:
 
     @property
     def broken_cells(self) -> list[CellRecord]:
-        return [c for c in self.cells if c.state is not CellState.READY]
+        """Cells that could not be built or imported; a release with no wheel for the
+        cell's Python is not among them (a combination that does not exist)."""
+        return [c for c in self.cells if c.state not in (CellState.READY, CellState.NO_WHEEL)]
 
 
 def write_json(report: Report, path: Path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from compat.core.outcomes import CellRecord
 from compat.core.report import Report
 from compat.core.vocabulary import (
-    BROKEN,
     NOT_APPLICABLE,
     axis_row,
     ordered_axes,
@@ -64,11 +63,6 @@ def python_title(report: Report, python: str, short: bool = False) -> str:
         if pair:
             pairs.append(f"{name} with {other.short if short else other.name} {', '.join(pair)}")
     return f"Python {python}" + (f" ({'; '.join(pairs)})" if pairs else "")
-
-
-def broken_cells(report: Report) -> list[CellRecord]:
-    """Cells whose environment could not be built or imported: each is unexpected."""
-    return [c for c in report.cells if c.state in BROKEN]
 
 
 def no_wheel_cells(report: Report) -> list[CellRecord]:

@@ -27,7 +27,6 @@ from compat.core.suite import FAMILY as BACKEND_FAMILY
 from compat.core.vocabulary import AXES, ENTRIES, SQUARES, UNEXPECTED_ENTRIES, listed, split_axis
 from compat.render.axes import (
     axis_title,
-    broken_cells,
     no_wheel_cells,
     python_title,
     pythons,
@@ -172,7 +171,7 @@ def summary_data(report: Report, summary: Summary) -> dict[str, Any]:
         "squares": squares,
         "headline": {
             "cells": len(report.cells),
-            "broken": len(broken_cells(report)),
+            "broken": len(report.broken_cells),
             **({"nowheel": len(no_wheel_cells(report))} if no_wheel_cells(report) else {}),
             "cases": len(report.cases),
             "results": len(report.results),
@@ -187,7 +186,7 @@ def unexpected_data(report: Report, tables: list[Table]) -> list[dict[str, str]]
     options = report.run.get("options")
     cells = {c.id: c for c in report.cells}
     out: list[dict[str, str]] = []
-    for cell in broken_cells(report):
+    for cell in report.broken_cells:
         axis = next((a for a, ids in report.axes.items() if cell.id in ids), "")
         out.append({
             "cell": cell.id, "case": "", "check": "", "family": "", "outcome": cell.state.value,

@@ -12,7 +12,6 @@ from compat.core.report import Report
 from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, SQUARES, axis_row, listed
 from compat.render.axes import (
     axis_title,
-    broken_cells,
     no_wheel_cells,
     python_title,
     pythons,
@@ -104,7 +103,7 @@ def render_unexpected(
     a project's command gets a few lines (its failing tests) and the path of its log."""
     hints = hints or {}
     lines: list[str] = []
-    broken = broken_cells(report)
+    broken = report.broken_cells
     for cell in broken:
         lines.append(_cut(one_line(f"{cell.id}: {cell.state.value}: {cell.summary}")))
         if cell.id in hints:
@@ -140,8 +139,8 @@ def closing_line(report: Report, provenance: str) -> str:
     """pytest-style: the counts that matter, worst first, and the time."""
     counts = Counter(r.outcome.value for r in report.results)
     parts = [f"{counts[o]} {OUTCOMES[o].counted}" for o in CLOSING_ORDER if counts.get(o)]
-    if broken_cells(report):
-        parts.insert(0, f"{len(broken_cells(report))} broken cells")
+    if report.broken_cells:
+        parts.insert(0, f"{len(report.broken_cells)} broken cells")
     if no_wheel_cells(report):  # not applicable: said last, never as a failure
         parts.append(f"{len(no_wheel_cells(report))} no wheel")
     seconds = report.run.get("seconds", 0)

@@ -11,7 +11,7 @@ from pathlib import Path
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.corpus.usercommand import FAMILY
-from compat.render.axes import broken_cells, pythons
+from compat.render.axes import pythons
 from compat.render.spellings import render_spellings
 from compat.render.terminal import (
     closing_line,
@@ -27,7 +27,7 @@ def repro_hints(report: Report) -> dict[str, str]:
     cells = {c.id: c for c in report.cells}
     options = report.run.get("options")
     hints = {}
-    for cell in broken_cells(report):  # a cell with no wheel for its Python is no failure
+    for cell in report.broken_cells:  # a cell with no wheel for its Python is no failure
         hints[cell.id] = repro_command(cell, [], options)
     for cell_id in dict.fromkeys(r.cell for r in report.unexpected):
         cases = sorted({r.case for r in report.unexpected if r.cell == cell_id})
