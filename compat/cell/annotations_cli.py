@@ -32,9 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m compat.cell annotations",
         description="Check a model's shape annotations against real runs "
-        "(one binding map per run, names global, see README).",
+        "(one binding map per run, names global, as ONNX's shape annotation semantics say).",
+        epilog="example: onnx-compat annotations model.onnx --dim batch=2 --dim seq=3",
     )
-    parser.add_argument("model", metavar="MODEL.onnx")
+    parser.add_argument("model", metavar="MODEL.onnx", help="the model")
     parser.add_argument(
         "--inputs",
         metavar="FEEDS.npz",
@@ -42,7 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="one run's inputs, keyed by input name (repeat for more runs)",
     )
-    parser.add_argument("--runtime", choices=("ort", "reference"), default="ort")
+    parser.add_argument(
+        "--runtime",
+        choices=("ort", "reference"),
+        default="ort",
+        help="who observes the values: onnxruntime (top-level values) or onnx's reference "
+        "evaluator (every value, subgraphs included)",
+    )
     parser.add_argument(
         "--dim",
         metavar="NAME=SIZE",

@@ -27,7 +27,9 @@ from compat.workflow.request import (
 
 
 def add_config(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", type=Path, default=Path("pyproject.toml"))
+    parser.add_argument(
+        "--config", type=Path, default=Path("pyproject.toml"), help="the file of [tool.compat]"
+    )
 
 
 def add_axes(parser: argparse.ArgumentParser) -> None:

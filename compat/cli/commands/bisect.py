@@ -31,10 +31,15 @@ class BisectRequest:
     yanked: bool = False
 
 
+PARSER = {"epilog": "example: onnx-compat bisect --package onnxruntime --run 'pytest -q tests'"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case", help="the case id (default with one --run: its case)")
     parser.add_argument("--check", help="the check id (default with --run: command)")
-    parser.add_argument("--package", required=True, choices=("onnx", "onnxruntime"))
+    parser.add_argument(
+        "--package", required=True, choices=("onnx", "onnxruntime"), help="whose releases"
+    )
     parser.add_argument("--good", metavar="V", help="first release (default: the axis start)")
     parser.add_argument("--bad", metavar="V", help="last release (default: the newest)")
     parser.add_argument("--pre", action="store_true", help="include pre-releases")

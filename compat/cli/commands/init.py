@@ -14,6 +14,7 @@ PARSER: dict[str, Any] = {
     "interpreters installed here), the nox sessions matrix, repro, bisect, triage and "
     "report in noxfile.py, .gitignore entries and, with --ci, a CI workflow. Never "
     "overwrites: a file that has its part already is left as it is. Then: nox -s matrix.",
+    "epilog": "example: onnx-compat init --ci github --run 'tests=pytest -q tests'",
 }
 
 

@@ -9,7 +9,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compat.cli.options import add_axes, add_config, add_corpus, add_run, add_setup, request_of
 from compat.workflow.request import Request
@@ -26,6 +26,15 @@ class MatrixRequest:
     list: bool = False
     junit_scope: str = "all"
     grid: str | None = None  # `changed` or `all`: the rows printed as marks
+
+
+PARSER: dict[str, Any] = {
+    "description": "Runs the cases (the built-in corpus, your models in cases-dirs, your "
+    "commands in run) in one isolated environment per release of the [tool.compat] axes, "
+    "writes the reports (compatibility.md, matrix.html, junit.xml, matrix.json) to --out "
+    "and sums them up on the terminal. Exits 1 when a result is unexpected.",
+    "epilog": "example: onnx-compat matrix --onnx 1.18.0 --ort 1.22.1 --cross  # CI's pins",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

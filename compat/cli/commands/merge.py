@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -16,9 +17,19 @@ class MergeRequest:
     out: Path = Path("reports")
 
 
+PARSER: dict[str, Any] = {
+    "description": "Combines the --out directories of `matrix --shard K/N` runs into the "
+    "report one run would have written, prints its summary and exits as that run would. "
+    "Refuses shards of different plans, case files or generator onnx.",
+    "epilog": "example: onnx-compat merge shard1 shard2 shard3 shard4 --out reports",
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
-    parser.add_argument("--out", type=Path, default=Path("reports"))
+    parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a shard's --out")
+    parser.add_argument(
+        "--out", type=Path, default=Path("reports"), help="where the merged report goes"
+    )
 
 
 def request(args: argparse.Namespace) -> MergeRequest:

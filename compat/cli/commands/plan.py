@@ -29,6 +29,9 @@ class PlanCommand:
     pythons: bool = False
 
 
+PARSER = {"epilog": "example: onnx-compat plan --json --shards 4  # a CI job matrix"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config(parser)
     add_axes(parser)

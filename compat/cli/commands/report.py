@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compat.cli.options import add_config
 from compat.core.errors import UsageError
@@ -31,6 +31,15 @@ class ReportRequest:
     out: Path | None = None
     check: bool = False
     ascii: bool = False
+
+
+PARSER: dict[str, Any] = {
+    "description": "Renders the reports again from stored results, running nothing: "
+    "reports/ from reports/matrix.json, any stored run with --results FILE --out DIR, "
+    "and, where [tool.compat.docs] names them, the committed docs pages. --check compares "
+    "instead of writing and exits 1 on a difference.",
+    "epilog": "example: onnx-compat report --results reports/matrix.json --out rendered --ascii",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

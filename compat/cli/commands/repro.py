@@ -21,8 +21,11 @@ class ReproRequest:
     requirements: Path | None = None
 
 
+PARSER = {"epilog": "example: onnx-compat repro onnx==1.18.0 onnxruntime==1.22.1  # CI's pins"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pins", nargs="*", metavar="PKG==VERSION")
+    parser.add_argument("pins", nargs="*", metavar="PKG==VERSION", help="the pins of the cell")
     parser.add_argument("--requirements", type=Path, metavar="FILE", help="a CI's pinned reqs")
     add_config(parser)
     add_setup(parser)

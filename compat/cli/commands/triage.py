@@ -17,6 +17,7 @@ PARSER: dict[str, Any] = {
     "on the package index, reduces the model to a minimal one that fails the same way, "
     "tries the rewrite catalogue for a workaround, and writes report.md, triage.json, "
     "minimal.onnx and repro.py to --out (default reports/triage/MODEL/).",
+    "epilog": "example: onnx-compat triage model.onnx --axis onnxruntime --check ort_run",
 }
 
 

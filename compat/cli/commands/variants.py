@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,15 @@ class VariantsRequest:
     model: Path
     out: Path | None = None
     rewrites: str | None = None  # `GLOB[,GLOB]`; None: every rewrite
+
+
+PARSER: dict[str, Any] = {
+    "description": "Writes every legal respelling of MODEL that the rewrite catalogue "
+    "applies to, each computing the same outputs, with its inputs beside it and "
+    "variants.json (rewrite, where, upstream reports). Run them on every release with "
+    "`onnx-compat matrix --cases-dir DIR`.",
+    "epilog": "example: onnx-compat variants model.onnx --out spellings --rewrites 'constant_*'",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
