@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -175,6 +176,7 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     with FileLock(root / f".{cell.env_name}.lock"):
         return (
             _reuse(cell, root, base_python)
+            or _known_no_wheel(cell, root, base_python)
             or _no_wheel(cell, root, base_python)
             or _build(cell, root, base_python)
         )
@@ -186,9 +188,32 @@ def _no_wheel(cell: Cell, root: Path, base_python: str) -> Environment | None:
     reason = missing_wheel(cell.requirements, cell.python or python_version(base_python))
     if not reason:
         return None
-    directory = root / cell.env_name
-    code = cellcode.stage(root.parent / "code")
-    return Environment(_broken(cell, CellState.NO_WHEEL, reason), env_python(directory), code)
+    directory, python, code, marker, identity, _ = _place(cell, root, base_python)
+    record = _broken(cell, CellState.NO_WHEEL, reason)
+    with contextlib.suppress(OSError):  # remembered: a rerun asks the index nothing
+        directory.mkdir(parents=True, exist_ok=True)
+        saved = {"identity": identity, "record": record.serialize(), "decided": time.time()}
+        replace_text(marker, json.dumps(saved, indent=1))
+    return Environment(record, python, code)
+
+
+#: how long a no-wheel decision stands before the index is asked again (a release may
+#: get a wheel for a new Python later)
+NO_WHEEL_DAYS = 7
+
+
+def _known_no_wheel(cell: Cell, root: Path, base_python: str) -> Environment | None:
+    """A no-wheel decision of the last NO_WHEEL_DAYS for the same pins, or None."""
+    _, python, code, marker, identity, _ = _place(cell, root, base_python)
+    saved = read_marker(marker) if marker.is_file() else None
+    if not saved or not _same(saved.get("identity"), identity):
+        return None
+    record = saved_record(saved)
+    decided = saved.get("decided")
+    fresh = isinstance(decided, (int, float)) and time.time() - decided < NO_WHEEL_DAYS * 86400
+    if record is None or record.state is not CellState.NO_WHEEL or not fresh:
+        return None
+    return Environment(record, python, code)
 
 
 def existing_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Environment | None:
@@ -196,7 +221,7 @@ def existing_env(cell: Cell, root: Path, base_python: str = sys.executable) -> E
     (nothing is built: a run starts checks in these while it builds the others)."""
     root.mkdir(parents=True, exist_ok=True)
     with FileLock(root / f".{cell.env_name}.lock"):
-        return _reuse(cell, root, base_python)
+        return _reuse(cell, root, base_python) or _known_no_wheel(cell, root, base_python)
 
 
 def _same(saved: object, identity: dict[str, object]) -> bool:

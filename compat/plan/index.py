@@ -118,7 +118,8 @@ def python_tags(python: str) -> frozenset[Tag]:
 
 def has_wheel(package: str, version: str, python: str, index_url: str = "") -> bool | None:
     """Whether the index has a wheel of `package` `version` that CPython `python` installs
-    here; None when the index cannot be asked (the environment will say)."""
+    here; None when the index cannot be asked or has no such release (the environment
+    will say)."""
     if (package, index_url) in _UNREACHABLE:
         return None
     try:
@@ -126,8 +127,8 @@ def has_wheel(package: str, version: str, python: str, index_url: str = "") -> b
     except CompatError:
         _UNREACHABLE.add((package, index_url))  # asked once: every cell would wait again
         return None
-    if files is None:
-        return False
+    if files is None:  # no such release: not a question of wheels (the installer says)
+        return None
     usable = [f for f in files if not f.get("yanked")] or files  # a pinned yanked file installs
     return _has_wheel_for(usable, set(python_tags(python)))
 

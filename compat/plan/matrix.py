@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import itertools
 from dataclasses import dataclass, field
 
@@ -41,7 +42,7 @@ class Cell:
         hidden = self.python and not self.show_python
         return f"py{self.python}-{self.id}" if hidden else self.id
 
-    @property
+    @functools.cached_property  # read for every result of a run: made once
     def id(self) -> str:
         base = "-".join(axis_row(axis).label(release) for axis, release in self.releases)
         return f"{base}-{self.tag}" if self.tag else base
