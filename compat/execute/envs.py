@@ -213,7 +213,7 @@ def _known_no_wheel(cell: Cell, root: Path, base_python: str) -> Environment | N
     fresh = isinstance(decided, (int, float)) and time.time() - decided < NO_WHEEL_DAYS * 86400
     if record is None or record.state is not CellState.NO_WHEEL or not fresh:
         return None
-    return Environment(record, python, code)
+    return Environment(replace(record, id=cell.id), python, code)  # as this run names it
 
 
 def existing_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Environment | None:
@@ -283,7 +283,7 @@ def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
         saved.update(record=record.serialize(), project=project.sha256)
         saved["fingerprint"] = fingerprint(directory)  # the project's own files changed
         replace_text(marker, json.dumps(saved, indent=1))
-    return Environment(record, python, code)
+    return Environment(replace(record, id=cell.id), python, code)  # as this run names it
 
 
 def _versions(record: CellRecord) -> str:
