@@ -56,7 +56,12 @@ def project(tmp_path: Path) -> Path:
     shutil.copy(README, tmp_path)
     shutil.copytree(CASES, tmp_path / "cases", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "docs").mkdir()
-    for stored in ("matrix.json.gz", "scoreboard.json.gz", "writer_reader.json.gz"):
+    for stored in (
+        "matrix.json.gz",
+        "scoreboard.json.gz",
+        "writer_reader.json.gz",
+        "pythons.json.gz",
+    ):
         shutil.copy(ROOT / "docs" / stored, tmp_path / "docs")
     return tmp_path
 

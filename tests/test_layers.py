@@ -4,7 +4,7 @@
     render: core only.  adopt: core and plan.  cell, resources: nothing of the host.
 
 Every import counts — top-level, inside a function, under TYPE_CHECKING — since each
-one is a dependency a reader has to follow. README's Layout section shows the same
+one is a dependency a reader has to follow. docs/explanation/layout.md shows the same
 table.
 """
 
@@ -72,7 +72,7 @@ def _imported_folders(path: Path) -> dict[str, int]:
 def test_every_folder_is_in_the_table() -> None:
     folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     modules = {p.stem for p in PACKAGE.glob("*.py")}
-    assert folders == set(LOWER), "a new folder needs its row in LOWER and in README's Layout"
+    assert folders == set(LOWER), "a new folder needs a row in LOWER and in the layout page"
     assert modules == set(TOP), "host modules live in a folder of their stage, not at the top"
 
 
