@@ -36,7 +36,8 @@ start here:
   nox -s bisect -- --run 'pytest -q' --package onnxruntime
                                    the release where your tests started failing
 
-`onnx-compat COMMAND --help` tells each command's options; README.md tells the rest."""
+`onnx-compat COMMAND --help` tells each command's options, with an example; the
+documentation site (`nox -s docs` in a clone) has a tutorial, guides and the reference."""
 
 
 def _version() -> str:
