@@ -13,6 +13,7 @@ _EXPORTS = {
     "Case": "compat.core.case",
     "CustomCheck": "compat.core.case",
     "KnownFailure": "compat.core.case",
+    "Detector": "compat.core.case",
     "Optimized": "compat.core.case",
     "CellRecord": "compat.core.outcomes",
     "CellState": "compat.core.outcomes",

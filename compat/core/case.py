@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -39,6 +39,27 @@ class KnownFailure:
     link: str
     #: the symptoms this bug shows; a known crash must say so ("crash"), or it stays unexpected
     outcomes: tuple[str, ...] = ("fail", "error")
+
+
+@dataclass(frozen=True)
+class Detector:
+    """Where a model carries a construct that a known upstream bug hits (`onnx-compat
+    scan`): declared beside the family whose rare form shows the bug, from the same
+    definitions, in its module's `DETECTORS` list.
+
+    `find(model)` returns the places the construct occurs, as paths through the model
+    (`graph/node 'pads'`, `graph/node 'loop'/body/node 'x'`, `function 'f'/node 'y'`),
+    subgraphs and local functions included; empty when the model does not carry it.
+    It must only read the model (onnx and numpy, no onnxruntime), quickly.
+    """
+
+    id: str  # stable, glob-able: FAMILY.NAME, like pad_pads_from_constant.value_ints
+    construct: str  # in words: "Pad with its pads from Constant(value_ints)"
+    known: KnownFailure  # the bug: package, release range, checks, link
+    find: Callable[[onnx.ModelProto], list[str]]
+    #: the rewrite of the catalogue (compat/corpus/rewrites.py) that spells the construct
+    #: the portable way; "" when there is none
+    rewrite: str = ""
 
 
 @dataclass(frozen=True)
