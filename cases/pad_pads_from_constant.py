@@ -18,13 +18,22 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 from onnx import helper, numpy_helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
+from compat.corpus.walk import constant_attribute, constant_node, find
 
 PADS = [0, 1, 1, 0, 1, 1]  # begin of axes 0..2, then end of axes 0..2
 LINK = "https://github.com/microsoft/onnxscript/pull/3201"
+VALUE_INTS_BUG = KnownFailure(
+    package="onnx",
+    versions="<1.21",
+    checks=("checker", "shape_inference"),
+    reason="strict shape inference rejects pads from Constant(value_ints)",
+    link=LINK,
+)
 
 
 def _case(variant: str, constant_attr: dict[str, Any], known: tuple[KnownFailure, ...]) -> Case:
@@ -48,15 +57,31 @@ def _case(variant: str, constant_attr: dict[str, Any], known: tuple[KnownFailure
 
 
 def cases() -> list[Case]:
-    value_ints_bug = KnownFailure(
-        package="onnx",
-        versions="<1.21",
-        checks=("checker", "shape_inference"),
-        reason="strict shape inference rejects pads from Constant(value_ints)",
-        link=LINK,
-    )
     tensor_pads = numpy_helper.from_array(np.array(PADS, dtype=np.int64), "pads_value")
     return [
-        _case("value_ints", {"value_ints": PADS}, (value_ints_bug,)),
+        _case("value_ints", {"value_ints": PADS}, (VALUE_INTS_BUG,)),
         _case("tensor", {"value": tensor_pads}, ()),
     ]
+
+
+def _pads_from_value_ints(model: onnx.ModelProto) -> list[str]:
+    """Pad from opset 11 on (where pads is an input), pads made by Constant(value_ints)."""
+    found = []
+    for site in find(model, "Pad"):
+        if site.opset is None or site.opset < 11 or len(site.node.input) < 2:
+            continue
+        made = constant_node(site.scope, site.node.input[1])
+        if made is not None and constant_attribute(made) == "value_ints":
+            found.append(site.path)
+    return found
+
+
+DETECTORS = [
+    Detector(
+        id="pad_pads_from_constant.value_ints",
+        construct="Pad (opset >= 11) with its pads from Constant(value_ints)",
+        known=VALUE_INTS_BUG,
+        find=_pads_from_value_ints,
+        rewrite="constant_value_tensor",
+    ),
+]

@@ -23,8 +23,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
+from compat.corpus.walk import find, input_form
 
 SHAPE = (1, 3, 1, 4)
 AXES = np.array([0, 2], dtype=np.int64)
@@ -33,6 +34,13 @@ FORMS = {
     "empty_name": (["x", ""], 'Squeeze(x, "")'),
     "axes_given": (["x", "axes"], "Squeeze(x, axes=[0, 2])"),
 }
+AXES_INPUT_NULL = KnownFailure(
+    package="onnxruntime",
+    versions="",
+    checks=("ort_run",),
+    reason='CPU Squeeze reads the empty-named axes input: "Axes input is null"',
+    link="https://github.com/microsoft/onnxruntime/issues/22035",
+)
 
 
 def _case(form: str) -> Case:
@@ -46,17 +54,7 @@ def _case(form: str) -> Case:
         initializers,
         opset=13,
     )
-    known: tuple[KnownFailure, ...] = ()
-    if form == "empty_name":
-        known = (
-            KnownFailure(
-                package="onnxruntime",
-                versions="",
-                checks=("ort_run",),
-                reason='CPU Squeeze reads the empty-named axes input: "Axes input is null"',
-                link="https://github.com/microsoft/onnxruntime/issues/22035",
-            ),
-        )
+    known: tuple[KnownFailure, ...] = (AXES_INPUT_NULL,) if form == "empty_name" else ()
     return Case(
         id=f"squeeze_empty_axes.{form}",
         description=f"{spelled} on x: {list(SHAPE)} (opset 13)",
@@ -70,3 +68,23 @@ def _case(form: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(form) for form in FORMS]
+
+
+def _empty_axes(model: onnx.ModelProto) -> list[str]:
+    """Squeeze from opset 13 on (axes an input) with axes written as the empty name."""
+    return [
+        site.path
+        for site in find(model, "Squeeze")
+        if site.at("Squeeze", since=13) and input_form(site.node, 1) == "empty"
+    ]
+
+
+DETECTORS = [
+    Detector(
+        id="squeeze_empty_axes.empty_name",
+        construct='Squeeze (opset >= 13) with axes written as "" (present but empty)',
+        known=AXES_INPUT_NULL,
+        find=_empty_axes,
+        rewrite="optional_input_omitted",
+    ),
+]
