@@ -27,10 +27,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnx
 from onnx import helper
 
-from compat.core.case import Case, CustomCheck, KnownFailure, Optimized
+from compat.core.case import Case, CustomCheck, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, tensor, unknown
+from compat.corpus.walk import find, input_form
 
 SHAPE = (2, 3, 4)
 MIN, MAX = -0.5, 1.0
@@ -44,6 +46,13 @@ NODE_INFERENCE = CustomCheck(
     file=str(Path(__file__).with_name("_clip_checks.py")),
     function="infer_each_node",
     package="onnx",
+)
+EMPTY_NAME_LOOKUP = KnownFailure(
+    package="onnx",
+    versions="<1.17",
+    checks=("infer_node_outputs",),
+    reason="infer_node_outputs looks the empty input name up: KeyError ''",
+    link="https://github.com/onnx/onnx/pull/6250",
 )
 
 
@@ -76,17 +85,7 @@ def _case(form: str, relu: bool) -> Case:
         [tensor("y", np.float32, unknown(len(SHAPE)))],
         initializers,
     )
-    known: tuple[KnownFailure, ...] = ()
-    if form == "empty_min":
-        known = (
-            KnownFailure(
-                package="onnx",
-                versions="<1.17",
-                checks=("infer_node_outputs",),
-                reason="infer_node_outputs looks the empty input name up: KeyError ''",
-                link="https://github.com/onnx/onnx/pull/6250",
-            ),
-        )
+    known: tuple[KnownFailure, ...] = (EMPTY_NAME_LOOKUP,) if form == "empty_min" else ()
     clip = spelled.format("Relu(x)" if relu else "x")
     return Case(
         id=f"clip_empty_min.{'relu.' if relu else ''}{form}",
@@ -111,3 +110,22 @@ def cases() -> list[Case]:
         *(_case(form, relu=False) for form in FORMS),
         *(_case(form, relu=True) for form in ("empty_min", "min_max")),
     ]
+
+
+def _empty_min(model: onnx.ModelProto) -> list[str]:
+    """Clip from opset 11 on (min and max are inputs) with min written as ""."""
+    return [
+        site.path
+        for site in find(model, "Clip")
+        if site.at("Clip", since=11) and input_form(site.node, 1) == "empty"
+    ]
+
+
+DETECTORS = [
+    Detector(
+        id="clip_empty_min.empty_min",
+        construct='Clip (opset >= 11) with min written as "" (present but empty)',
+        known=EMPTY_NAME_LOOKUP,
+        find=_empty_min,
+    ),
+]

@@ -21,15 +21,31 @@ Shows: onnxruntime ≥ 1.27 stops folding the opset-15 forms (onnxruntime #32130
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import onnx
 from onnx import TensorProto, helper
 
-from compat.core.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
+from compat.corpus.walk import find, is_constant
 
 OPS = {"greater_or_equal": "GreaterOrEqual", "less_or_equal": "LessOrEqual"}
 SHAPE = [2, 3]
 LINK = "https://github.com/microsoft/onnxruntime/issues/32130"
+#: the rare form's opset: the last where the comparisons have no inference of their own
+FUNCTION_OPSET = 15
+FOLDING_SKIPPED = {
+    op: KnownFailure(
+        package="onnxruntime",
+        versions=">=1.27",
+        checks=("ort_optimized",),
+        reason=f"constant folding skips opset-{FUNCTION_OPSET} {op} (no pre-run size estimate)",
+        link=LINK,
+    )
+    for op in OPS.values()
+}
 
 
 def _compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -72,16 +88,8 @@ def _case(kind: str, opset: int, consumer: str) -> Case:
         opset=opset,
     )
     known: tuple[KnownFailure, ...] = ()
-    if opset < 16:
-        known = (
-            KnownFailure(
-                package="onnxruntime",
-                versions=">=1.27",
-                checks=("ort_optimized",),
-                reason=f"constant folding skips opset-{opset} {op} (no pre-run size estimate)",
-                link=LINK,
-            ),
-        )
+    if opset == FUNCTION_OPSET:
+        known = (FOLDING_SKIPPED[op],)
     return Case(
         id=f"compare_or_equal_folding.{kind}.{consumer}.opset{opset}",
         description=f"{spelled} at opset {opset}, a and b initializers",
@@ -102,5 +110,31 @@ def cases() -> list[Case]:
         _case(kind, opset, consumer)
         for kind in OPS
         for consumer in ("where", "cast_mul")
-        for opset in (15, 16)
+        for opset in (FUNCTION_OPSET, FUNCTION_OPSET + 1)
     ]
+
+
+def _on_constants(op: str) -> Callable[[onnx.ModelProto], list[str]]:
+    """`op` at opset 12-15 (a function op there) with both inputs constant."""
+
+    def find_in(model: onnx.ModelProto) -> list[str]:
+        return [
+            site.path
+            for site in find(model, op)
+            if site.at(op, since=12, before=FUNCTION_OPSET + 1)
+            and all(is_constant(site.scope, name) for name in site.node.input)
+        ]
+
+    return find_in
+
+
+DETECTORS = [
+    Detector(
+        id=f"compare_or_equal_folding.{kind}",
+        construct=f"{op} at opset 12-{FUNCTION_OPSET} (an ONNX function op, no shape "
+        "inference of its own) on constant inputs",
+        known=FOLDING_SKIPPED[op],
+        find=_on_constants(op),
+    )
+    for kind, op in OPS.items()
+]

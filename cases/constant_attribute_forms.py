@@ -36,13 +36,22 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from compat.core.case import Case, Dim, KnownFailure, Optimized
+from compat.core.case import Case, Detector, Dim, KnownFailure, Optimized
 from compat.corpus.make import model, randn, rng, tensor, unknown
+from compat.corpus.walk import elem_type, find, is_constant
 
 SHAPE = (2, 3)
 STRING_FOLDING = "https://github.com/microsoft/onnxruntime/issues/17392"
+STRING_CAST_FOLDED = KnownFailure(
+    package="onnxruntime",
+    versions="<1.17",
+    checks=("ort_run", "ort_optimized"),
+    reason="constant folding a string initializer aborts session creation",
+    link=STRING_FOLDING,
+)
 
 
 class Kind(NamedTuple):
@@ -104,15 +113,7 @@ def _case(kind: str, form: str) -> Case:
         shapes["c_float"] = dims
     known: list[KnownFailure] = []
     if is_string:
-        known.append(
-            KnownFailure(
-                package="onnxruntime",
-                versions="<1.17",
-                checks=("ort_run", "ort_optimized"),
-                reason="constant folding a string initializer aborts session creation",
-                link=STRING_FOLDING,
-            )
-        )
+        known.append(STRING_CAST_FOLDED)
     counts = {"Constant": 0, consumer: 1}
     if is_string:
         counts["Cast"] = 0
@@ -138,3 +139,26 @@ def cases() -> list[Case]:
         found.append(_case(kind, "value"))
         found.append(_case(kind, spec.shorthand))
     return found
+
+
+def _cast_of_constant_string(model: onnx.ModelProto) -> list[str]:
+    """Cast whose input is a constant string tensor, in any Constant form or an
+    initializer: what constant folding evaluates."""
+    return [
+        site.path
+        for site in find(model, "Cast")
+        if site.node.input
+        and is_constant(site.scope, site.node.input[0])
+        and elem_type(site.scope, site.node.input[0]) == TensorProto.STRING
+    ]
+
+
+DETECTORS = [
+    Detector(
+        id="constant_attribute_forms.string_cast",
+        construct="Cast of a constant string tensor (Constant, any form, or an initializer), "
+        "which onnxruntime's constant folding evaluates",
+        known=STRING_CAST_FOLDED,
+        find=_cast_of_constant_string,
+    ),
+]

@@ -14,16 +14,31 @@ Shows: onnxruntime never fuses the follower into the empty-name Conv (onnxruntim
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import onnx
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
+from compat.corpus.walk import DEFAULT_DOMAINS, consumers, find, input_form, is_constant, is_output
 
 C_IN, C_OUT, H, W = 3, 4, 6, 6
 EPSILON = 1e-5
+#: the follower each case puts after the Conv, by kind
+FOLLOWERS = {"batchnorm": "BatchNormalization", "add": "Add", "mul": "Mul"}
+FUSION_SKIPPED = {
+    op: KnownFailure(
+        package="onnxruntime",
+        versions="",
+        checks=("ort_optimized",),
+        reason=f"Conv+{op} fusion skipped when the bias is written as ''",
+        link="https://github.com/microsoft/onnxruntime/issues/34139",
+    )
+    for op in FOLLOWERS.values()
+}
 
 
 def conv2d(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -60,7 +75,7 @@ def _case(kind: str, form: str) -> Case:
     weight = randn(gen, C_OUT, C_IN, 3, 3)
     consts, names, expected = _follower(kind, conv2d(x, weight))
     conv_inputs = ["x", "W"] if form == "omitted" else ["x", "W", ""]
-    op = {"batchnorm": "BatchNormalization", "add": "Add", "mul": "Mul"}[kind]
+    op = FOLLOWERS[kind]
     nodes = [
         helper.make_node("Conv", conv_inputs, ["conv"], pads=[1, 1, 1, 1]),
         helper.make_node(op, ["conv", *names], ["y"]),
@@ -73,17 +88,7 @@ def _case(kind: str, form: str) -> Case:
         [tensor("y", np.float32, unknown(4))],
         [const("W", weight), *consts],
     )
-    known: tuple[KnownFailure, ...] = ()
-    if form == "empty_name":
-        known = (
-            KnownFailure(
-                package="onnxruntime",
-                versions="",
-                checks=("ort_optimized",),
-                reason=f"Conv+{op} fusion skipped when the bias is written as ''",
-                link="https://github.com/microsoft/onnxruntime/issues/34139",
-            ),
-        )
+    known: tuple[KnownFailure, ...] = (FUSION_SKIPPED[op],) if form == "empty_name" else ()
     spelled = "Conv(x, W)" if form == "omitted" else 'Conv(x, W, "")'
     return Case(
         id=f"conv_bias_fusion.{kind}.{form}",
@@ -108,3 +113,44 @@ def cases() -> list[Case]:
         for kind in ("batchnorm", "add", "mul")
         for form in ("omitted", "empty_name")
     ]
+
+
+def _empty_bias_before(follower: str) -> Callable[[onnx.ModelProto], list[str]]:
+    """Conv(x, W, "") with a constant W whose only reader is `follower` with constant
+    operands: what the fusions need to fold the follower into W and the bias."""
+
+    def find_in(model: onnx.ModelProto) -> list[str]:
+        found = []
+        for site in find(model, "Conv"):
+            if input_form(site.node, 2) != "empty" or not site.node.output:
+                continue
+            if not is_constant(site.scope, site.node.input[1]):
+                continue  # the fusions fold the follower into a constant W only
+            out = site.node.output[0]
+            readers = consumers(site.scope, out)
+            if len(readers) != 1 or is_output(site.scope, out):
+                continue
+            (reader,) = readers
+            operands = [name for name in reader.input if name != out]
+            if (
+                reader.op_type == follower
+                and reader.domain in DEFAULT_DOMAINS
+                and all(is_constant(site.scope, name) for name in operands)
+            ):
+                found.append(site.path)
+        return found
+
+    return find_in
+
+
+DETECTORS = [
+    Detector(
+        id=f"conv_bias_fusion.{kind}",
+        construct=f'Conv(x, W, "") (bias written as ""), constant W, read only by a {op} '
+        "with constant operands",
+        known=FUSION_SKIPPED[op],
+        find=_empty_bias_before(op),
+        rewrite="optional_input_omitted",
+    )
+    for kind, op in FOLLOWERS.items()
+]

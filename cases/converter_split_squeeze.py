@@ -32,13 +32,42 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
+from compat.corpus.walk import attribute, constant_attribute, constant_node, find, initializer
 
 X_SHAPE = (2, 6)
 SPLIT = [2, 4]
+NO_NUM_OUTPUTS = KnownFailure(
+    package="onnx",
+    versions="<1.17",
+    checks=("version_converter",),
+    reason="Split 11 -> 18 writes neither `split` nor `num_outputs`",
+    link="https://github.com/onnx/onnx/issues/5222",
+)
+RAW_DATA_SPLIT = KnownFailure(
+    package="onnx",
+    versions="<1.22",
+    checks=("version_converter",),
+    reason="Split 13 -> 12 reads a raw_data `split` initializer as split=[]",
+    link="https://github.com/onnx/onnx/pull/7910",
+)
+#: onnx's adapter for the ops whose axes input became an attribute going down
+AXES_ADAPTER = (
+    "https://github.com/onnx/onnx/blob/main/onnx/version_converter/adapters/"
+    "axes_input_to_attribute.h"
+)
+AXES_FROM_VALUE_ONLY = KnownFailure(
+    package="onnx",
+    versions="",
+    checks=("version_converter",),
+    reason="Squeeze 13 -> 12 reads axes only from Constant(value=...): "
+    "\"required undefined attribute 'value'\"",
+    link=AXES_ADAPTER,
+)
 
 
 def _x() -> np.ndarray:
@@ -52,15 +81,7 @@ def _split11(form: str) -> Case:
     if form == "no_split":
         node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1)
         parts = np.split(x, 3, axis=1)
-        known = (
-            KnownFailure(
-                package="onnx",
-                versions="<1.17",
-                checks=("version_converter",),
-                reason="Split 11 -> 18 writes neither `split` nor `num_outputs`",
-                link="https://github.com/onnx/onnx/issues/5222",
-            ),
-        )
+        known = (NO_NUM_OUTPUTS,)
         spelled = "Split-11(x, axis=1) into 3 equal parts"
     else:
         node = helper.make_node("Split", ["x"], ["a", "b"], axis=1, split=SPLIT)
@@ -90,15 +111,7 @@ def _split13(form: str) -> Case:
     known: tuple[KnownFailure, ...] = ()
     if form == "raw_data":
         split = numpy_helper.from_array(np.array(SPLIT, dtype=np.int64), "split")
-        known = (
-            KnownFailure(
-                package="onnx",
-                versions="<1.22",
-                checks=("version_converter",),
-                reason="Split 13 -> 12 reads a raw_data `split` initializer as split=[]",
-                link="https://github.com/onnx/onnx/pull/7910",
-            ),
-        )
+        known = (RAW_DATA_SPLIT,)
     else:
         split = helper.make_tensor("split", TensorProto.INT64, [len(SPLIT)], SPLIT)
     assert split.HasField("raw_data") == (form == "raw_data")
@@ -129,17 +142,7 @@ def _squeeze13(form: str) -> Case:
     known: tuple[KnownFailure, ...] = ()
     if form == "value_ints":
         attr = {"value_ints": [0]}
-        known = (
-            KnownFailure(
-                package="onnx",
-                versions="",
-                checks=("version_converter",),
-                reason="Squeeze 13 -> 12 reads axes only from Constant(value=...): "
-                "\"required undefined attribute 'value'\"",
-                link="https://github.com/onnx/onnx/blob/main/onnx/version_converter/adapters/"
-                "axes_input_to_attribute.h",
-            ),
-        )
+        known = (AXES_FROM_VALUE_ONLY,)
     else:
         attr = {"value": numpy_helper.from_array(np.array([0], dtype=np.int64), "axes_value")}
     built = model(
@@ -173,3 +176,73 @@ def cases() -> list[Case]:
     for form in ("value_ints", "value_tensor"):
         found.append(_squeeze13(form))
     return found
+
+
+def _split_without_split(model: onnx.ModelProto) -> list[str]:
+    """Split-2 / Split-11 (split an attribute) with no split: equal parts."""
+    return [
+        site.path
+        for site in find(model, "Split")
+        if site.at("Split", since=2, before=13) and attribute(site.node, "split") is None
+    ]
+
+
+def _split_in_raw_data(model: onnx.ModelProto) -> list[str]:
+    """Split-13 and later whose split input is an initializer stored in raw_data."""
+    found = []
+    for site in find(model, "Split"):
+        if not site.at("Split", since=13) or len(site.node.input) < 2:
+            continue
+        split = initializer(site.scope, site.node.input[1])
+        if split is not None and split.HasField("raw_data"):
+            found.append(site.path)
+    return found
+
+
+#: the ops onnx converts with that adapter, and the opset that made axes an input
+AXES_INPUT_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "ReduceSum": 13} | {
+    op: 18
+    for op in (
+        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+        "ReduceMin", "ReduceProd", "ReduceSumSquare",
+    )
+}  # fmt: skip
+
+
+def _axes_from_typed_constant(model: onnx.ModelProto) -> list[str]:
+    """Squeeze / Unsqueeze / Reduce* with axes an input, made by a Constant in a typed
+    form (value_ints...), which the adapter cannot read."""
+    found = []
+    for site in find(model, *AXES_INPUT_SINCE):
+        if not site.at(site.node.op_type, since=AXES_INPUT_SINCE[site.node.op_type]):
+            continue
+        made = constant_node(site.scope, site.node.input[1]) if len(site.node.input) > 1 else None
+        if made is not None and constant_attribute(made) != "value":
+            found.append(site.path)
+    return found
+
+
+DETECTORS = [
+    Detector(
+        id="converter_split_squeeze.split11_no_split",
+        construct="Split-11 (opset 2-12) without split (equal parts): onnx < 1.17 cannot "
+        "convert it to 18",
+        known=NO_NUM_OUTPUTS,
+        find=_split_without_split,
+    ),
+    Detector(
+        id="converter_split_squeeze.split13_raw_data",
+        construct="Split (opset >= 13) whose split initializer is stored in raw_data: onnx "
+        "< 1.22 converts it to opset 12 wrongly",
+        known=RAW_DATA_SPLIT,
+        find=_split_in_raw_data,
+    ),
+    Detector(
+        id="converter_split_squeeze.axes_value_ints",
+        construct="Squeeze / Unsqueeze / ReduceSum (opset >= 13) or another Reduce (opset >= "
+        "18) with axes from Constant(value_ints): onnx cannot convert it below",
+        known=AXES_FROM_VALUE_ONLY,
+        find=_axes_from_typed_constant,
+        rewrite="constant_value_tensor",
+    ),
+]

@@ -33,48 +33,48 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
+from compat.corpus.walk import Site, attribute, find, input_form
 
 SHAPE = (2, 6)
 PARTS = 3
 OUTPUTS = ["a", "b", "c"]
 SPLIT_H = "https://github.com/microsoft/onnxruntime/blob/v1.31.1/onnxruntime/core/providers/cpu/tensor/split.h"
 
+SLOT_COUNTED = KnownFailure(
+    package="onnxruntime",
+    versions="<1.32",
+    checks=("ort_run",),
+    reason="Split-18 kernel counts the empty 'split' slot as a given split input",
+    link=SPLIT_H,
+)
+ADAPTER_COUNTS_SLOT = KnownFailure(
+    package="onnx",
+    versions="",
+    checks=("version_converter",),
+    reason="Split 13->18 adapter counts the empty 'split' slot and adds no num_outputs",
+    link="https://github.com/onnx/onnx/issues/5222",
+)
+NO_NUM_OUTPUTS = KnownFailure(
+    package="onnx",
+    versions="<1.17",
+    checks=("version_converter",),
+    reason="Split 13->18 conversion adds no num_outputs",
+    link="https://github.com/onnx/onnx/pull/6020",
+)
+
 
 def _known(opset: int, form: str) -> tuple[KnownFailure, ...]:
     if opset == 18 and form == "empty_name":
-        return (
-            KnownFailure(
-                package="onnxruntime",
-                versions="<1.32",
-                checks=("ort_run",),
-                reason="Split-18 kernel counts the empty 'split' slot as a given split input",
-                link=SPLIT_H,
-            ),
-        )
+        return (SLOT_COUNTED,)
     if opset == 13 and form == "empty_name":
-        return (
-            KnownFailure(
-                package="onnx",
-                versions="",
-                checks=("version_converter",),
-                reason="Split 13->18 adapter counts the empty 'split' slot and adds no num_outputs",
-                link="https://github.com/onnx/onnx/issues/5222",
-            ),
-        )
+        return (ADAPTER_COUNTS_SLOT,)
     if opset == 13:
-        return (
-            KnownFailure(
-                package="onnx",
-                versions="<1.17",
-                checks=("version_converter",),
-                reason="Split 13->18 conversion adds no num_outputs",
-                link="https://github.com/onnx/onnx/pull/6020",
-            ),
-        )
+        return (NO_NUM_OUTPUTS,)
     return ()
 
 
@@ -107,3 +107,54 @@ def _case(opset: int, form: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(opset, form) for opset in (13, 18) for form in ("omitted", "empty_name")]
+
+
+def _splits(model: onnx.ModelProto, since: int, before: int | None, form: str) -> list[Site]:
+    """The Splits of opsets [since, before) whose `split` input is in `form`."""
+    return [
+        site
+        for site in find(model, "Split")
+        if site.at("Split", since=since, before=before) and input_form(site.node, 1) == form
+    ]
+
+
+def _empty_next_to_num_outputs(model: onnx.ModelProto) -> list[str]:
+    """Split-18 with num_outputs and split written as "": the slot counts as given."""
+    return [
+        site.path
+        for site in _splits(model, 18, None, "empty")
+        if attribute(site.node, "num_outputs") is not None
+    ]
+
+
+def _converted_empty(model: onnx.ModelProto) -> list[str]:
+    return [site.path for site in _splits(model, 13, 18, "empty")]
+
+
+def _converted_omitted(model: onnx.ModelProto) -> list[str]:
+    return [site.path for site in _splits(model, 13, 18, "omitted")]
+
+
+DETECTORS = [
+    Detector(
+        id="split_empty_split.opset18_empty_name",
+        construct='Split (opset >= 18) with split written as "" next to num_outputs',
+        known=SLOT_COUNTED,
+        find=_empty_next_to_num_outputs,
+        rewrite="optional_input_omitted",
+    ),
+    Detector(
+        id="split_empty_split.opset13_empty_name",
+        construct='Split (opset 13-17) with split written as "": onnx cannot convert it to 18',
+        known=ADAPTER_COUNTS_SLOT,
+        find=_converted_empty,
+        rewrite="optional_input_omitted",
+    ),
+    Detector(
+        id="split_empty_split.opset13_omitted",
+        construct="Split (opset 13-17) without split (equal parts): onnx < 1.17 cannot "
+        "convert it to 18",
+        known=NO_NUM_OUTPUTS,
+        find=_converted_omitted,
+    ),
+]
