@@ -36,14 +36,16 @@ Shows: both fuse everywhere; a `keepdims=0` look-alike is fused too, wrongly (on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 import onnx
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
+from compat.corpus.walk import DEFAULT_DOMAINS, Scope, attribute, find, producer
 
 SHAPE = (2, 4, 8)
 EPSILON = 1e-5
@@ -111,6 +113,17 @@ def _oracle(
 
 
 FUSED = {"layernorm": "LayerNormalization", "rmsnorm": "SimplifiedLayerNormalization"}
+KEEPDIMS_IGNORED = {
+    norm: KnownFailure(
+        package="onnxruntime",
+        versions="",
+        checks=("ort_run", "ort_optimized"),
+        reason=f"{fused} fusion ignores ReduceMean's keepdims=0 and computes "
+        "something else at levels extended and all",
+        link="https://github.com/microsoft/onnxruntime/issues/30513",
+    )
+    for norm, fused in FUSED.items()
+}
 
 
 def _case(norm: str, variant: str) -> Case:
@@ -154,16 +167,7 @@ def _case(norm: str, variant: str) -> Case:
             meaning=f"a keepdims=0 pattern, which is no {norm}, fused into {fused}",
             level="extended",
         )
-        known = (
-            KnownFailure(
-                package="onnxruntime",
-                versions="",
-                checks=("ort_run", "ort_optimized"),
-                reason=f"{fused} fusion ignores ReduceMean's keepdims=0 and computes "
-                "something else at levels extended and all",
-                link="https://github.com/microsoft/onnxruntime/issues/30513",
-            ),
-        )
+        known = (KEEPDIMS_IGNORED[norm],)
     return Case(
         id=f"layernorm_reducemean_fusion.{norm}.{variant}",
         description=f"{norm} over the last axis with {spelled}, opset {form.opset}",
@@ -180,3 +184,77 @@ def _case(norm: str, variant: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(norm, variant) for norm in FUSED for variant in FORMS]
+
+
+def _made(scope: Scope, name: str, op: str) -> onnx.NodeProto | None:
+    made = producer(scope, name)
+    if isinstance(made, onnx.NodeProto) and made.op_type == op:
+        return made if made.domain in DEFAULT_DOMAINS else None
+    return None
+
+
+def _normalized(scope: Scope, div: onnx.NodeProto) -> tuple[str, onnx.NodeProto] | None:
+    """For Div(b, Sqrt(Add(ReduceMean(Pow(b, _)), _))), the tail both norms share: b
+    and that ReduceMean."""
+    if len(div.input) < 2:
+        return None
+    sqrt = _made(scope, div.input[1], "Sqrt")
+    add = _made(scope, sqrt.input[0], "Add") if sqrt is not None and sqrt.input else None
+    for name in add.input if add is not None else ():
+        mean = _made(scope, name, "ReduceMean")
+        power = _made(scope, mean.input[0], "Pow") if mean is not None and mean.input else None
+        if mean is not None and power is not None and power.input[:1] == div.input[:1]:
+            return div.input[0], mean
+    return None
+
+
+def _centering(scope: Scope, base: str) -> onnx.NodeProto | None:
+    """The ReduceMean of x when `base` is Sub(x, ReduceMean(x)): a LayerNorm's centering."""
+    sub = _made(scope, base, "Sub")
+    if sub is None or len(sub.input) < 2:
+        return None
+    mean = _made(scope, sub.input[1], "ReduceMean")
+    return mean if mean is not None and mean.input[:1] == sub.input[:1] else None
+
+
+def _drops_axes(*means: onnx.NodeProto) -> bool:
+    return any(attribute(mean, "keepdims", 1) == 0 for mean in means)
+
+
+def _keepdims0(norm: str) -> Callable[[onnx.ModelProto], list[str]]:
+    """The `norm` pattern onnxruntime fuses, with a ReduceMean of keepdims=0 in it (found
+    at its Div)."""
+
+    def find_in(model: onnx.ModelProto) -> list[str]:
+        found = []
+        for site in find(model, "Div"):
+            tail = _normalized(site.scope, site.node)
+            if tail is None:
+                continue
+            base, mean = tail
+            centering = _centering(site.scope, base)
+            if norm == "layernorm" and centering is not None and _drops_axes(centering, mean):
+                found.append(site.path)
+            if norm == "rmsnorm" and centering is None and _drops_axes(mean):
+                found.append(site.path)
+        return found
+
+    return find_in
+
+
+DETECTORS = [
+    Detector(
+        id="layernorm_reducemean_fusion.layernorm_keepdims0",
+        construct="a LayerNorm pattern (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div) "
+        "whose ReduceMean has keepdims=0: no normalization, fused as one",
+        known=KEEPDIMS_IGNORED["layernorm"],
+        find=_keepdims0("layernorm"),
+    ),
+    Detector(
+        id="layernorm_reducemean_fusion.rmsnorm_keepdims0",
+        construct="an RMSNorm pattern (Pow, ReduceMean, Add, Sqrt, Div) whose ReduceMean has "
+        "keepdims=0: no normalization, fused as one",
+        known=KEEPDIMS_IGNORED["rmsnorm"],
+        find=_keepdims0("rmsnorm"),
+    ),
+]

@@ -37,8 +37,9 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, helper
 
-from compat.core.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import IR_VERSION, OPSET, const, randn, rng, tensor, unknown
+from compat.corpus.walk import nodes
 
 DOMAIN = "compat.local"
 ALPHA = 0.2
@@ -183,3 +184,54 @@ def _case(variant: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(variant) for variant in DESCRIPTIONS]
+
+
+#: onnx.reference's unary op classes with attributes (OpRunUnary subclasses, onnx
+#: 1.14.1-1.23.2): the ops whose attribute cannot refer to a function's attribute there
+REFERENCE_UNARY_WITH_ATTRIBUTES = frozenset(
+    {
+        "Elu", "Flatten", "HardSigmoid", "Hardmax", "LeakyRelu", "LogSoftmax",
+        "LpNormalization", "Softmax", "Swish", "ThresholdedRelu",
+    }
+)  # fmt: skip
+
+
+def _unary_with_linked_attribute(model: onnx.ModelProto) -> list[str]:
+    """In a local function, a reference-unary op with an attribute set by ref_attr_name."""
+    return [
+        site.path
+        for site in nodes(model)
+        if site.scope.function is not None
+        and site.is_op(*REFERENCE_UNARY_WITH_ATTRIBUTES)
+        and any(attr.ref_attr_name for attr in site.node.attribute)
+    ]
+
+
+def _identity_in_function(model: onnx.ModelProto) -> list[str]:
+    """An Identity in a local function's body: what the level-1 optimizers remove, and
+    what onnxruntime < 1.17 leaves because it inlines after them."""
+    return [
+        site.path
+        for site in nodes(model)
+        if site.scope.function is not None and site.is_op("Identity")
+    ]
+
+
+DETECTORS = [
+    Detector(
+        id="local_function.linked_attribute",
+        construct="a local function whose unary op (LeakyRelu, Elu, Softmax, Flatten...) takes "
+        "an attribute from the function's (ref_attr_name)",
+        known=REFERENCE_LINKED_ATTRIBUTE,
+        find=_unary_with_linked_attribute,
+        rewrite="functions_inlined",
+    ),
+    Detector(
+        id="local_function.late_inlining",
+        construct="an Identity in a local function's body, which onnxruntime < 1.17 inlines "
+        "after the level-1 optimizers that would remove it",
+        known=LATE_INLINING,
+        find=_identity_in_function,
+        rewrite="functions_inlined",
+    ),
+]

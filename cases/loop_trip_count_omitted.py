@@ -24,12 +24,20 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, tensor
+from compat.corpus.walk import find, input_form
 
 V0 = np.array([0.5, 1.0], dtype=np.float32)
 LIMIT = 9.0  # the loop runs while sum(v) < LIMIT
 TRIP_COUNT = 10  # the explicit twin's M: larger than the iterations the condition allows
+REFERENCE_NEEDS_M = KnownFailure(
+    package="onnx",
+    versions="<1.16",
+    checks=("reference",),
+    reason="the reference Loop requires the trip count M",
+    link="https://github.com/onnx/onnx/issues/5750",
+)
 
 
 def _body() -> onnx.GraphProto:
@@ -86,17 +94,7 @@ def _case(form: str) -> Case:
         initializers,
     )
     final, rows = _oracle(V0)
-    known: tuple[KnownFailure, ...] = ()
-    if form == "omitted":
-        known = (
-            KnownFailure(
-                package="onnx",
-                versions="<1.16",
-                checks=("reference",),
-                reason="the reference Loop requires the trip count M",
-                link="https://github.com/onnx/onnx/issues/5750",
-            ),
-        )
+    known: tuple[KnownFailure, ...] = (REFERENCE_NEEDS_M,) if form == "omitted" else ()
     return Case(
         id=f"loop_trip_count_omitted.{form}",
         description=f"{spelled} whose body stops it after 4 iterations",
@@ -109,3 +107,18 @@ def _case(form: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case("omitted"), _case("explicit")]
+
+
+def _trip_count_empty(model: onnx.ModelProto) -> list[str]:
+    """Loop whose trip count M is written as "": a while loop."""
+    return [site.path for site in find(model, "Loop") if input_form(site.node, 0) == "empty"]
+
+
+DETECTORS = [
+    Detector(
+        id="loop_trip_count_omitted.empty_trip_count",
+        construct='Loop with its trip count M written as "" (a while loop)',
+        known=REFERENCE_NEEDS_M,
+        find=_trip_count_empty,
+    ),
+]

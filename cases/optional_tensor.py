@@ -38,8 +38,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
+from compat.corpus.walk import consumers, find, input_form
 
 SHAPE = [2, 3]
 
@@ -118,18 +119,13 @@ def _wrapper_bug(checks: tuple[str, ...], symptom: str) -> KnownFailure:
 
 
 #: the symptoms of the reference evaluator's Optional wrapping its input in a list
-KNOWN = {
-    "wrapped": (
-        _wrapper_bug(("reference",), "OptionalGetElement hands Add a list (AttributeError)"),
-    ),
-    "empty_if": (
-        _wrapper_bug(
-            ("reference",),
-            "an empty Optional() becomes [None], OptionalHasElement says true and If takes "
-            "the wrong branch",
-        ),
-    ),
-}
+WRAPPED_VALUE = _wrapper_bug(("reference",), "OptionalGetElement hands Add a list (AttributeError)")
+WRAPPED_NONE = _wrapper_bug(
+    ("reference",),
+    "an empty Optional() becomes [None], OptionalHasElement says true and If takes "
+    "the wrong branch",
+)
+KNOWN = {"wrapped": (WRAPPED_VALUE,), "empty_if": (WRAPPED_NONE,)}
 
 
 def _case(variant: str) -> Case:
@@ -168,3 +164,38 @@ def _case(variant: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(variant) for variant in DESCRIPTIONS]
+
+
+def _optional_of_value(model: onnx.ModelProto) -> list[str]:
+    """Optional(x) whose result is read by something other than OptionalHasElement
+    (which answers right even for [x]): the wrapped list reaches it."""
+    found = []
+    for site in find(model, "Optional"):
+        if input_form(site.node, 0) != "given" or not site.node.output:
+            continue
+        readers = consumers(site.scope, site.node.output[0])
+        if not readers or any(r.op_type != "OptionalHasElement" for r in readers):
+            found.append(site.path)
+    return found
+
+
+def _empty_optional(model: onnx.ModelProto) -> list[str]:
+    """Optional() with no input (an empty optional of `type`), which becomes [None]."""
+    return [site.path for site in find(model, "Optional") if input_form(site.node, 0) != "given"]
+
+
+DETECTORS = [
+    Detector(
+        id="optional_tensor.optional_of_value",
+        construct="Optional(x) whose result is read beyond OptionalHasElement (onnx's "
+        "reference wraps x in a list)",
+        known=WRAPPED_VALUE,
+        find=_optional_of_value,
+    ),
+    Detector(
+        id="optional_tensor.empty_optional",
+        construct="an empty Optional() (onnx's reference makes it [None], which is not empty)",
+        known=WRAPPED_NONE,
+        find=_empty_optional,
+    ),
+]

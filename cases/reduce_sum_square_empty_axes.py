@@ -38,53 +38,57 @@ Shows: onnxruntime < 1.24 reduces all axes, raises, or skips the square (fixed: 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import onnx
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
+from compat.corpus.walk import Site, attribute, constant, dims, find, input_form
 
 X_SHAPE = (2, 3)
 #: the check a raising onnxruntime fails; the annotation checks then observe with the
 #: reference evaluator (a runtime that cannot run a model observes nothing, says nothing)
 ORT_CHECKS = ("ort_run",)
+REDUCE_ALL = KnownFailure(
+    package="onnxruntime",
+    versions="<1.17",
+    # the declared [?, ?] holds for [1, 1]; the inferred [2, 3] does not
+    checks=("ort_run", "inferred_annotations"),
+    reason="noop_with_empty_axes ignored: reduces over all axes, output [[sum(x^2)]]",
+    link="https://github.com/microsoft/onnxruntime/issues/26288",
+)
+ABSENT_RAISES = KnownFailure(
+    package="onnxruntime",
+    versions=">=1.17,<1.24",
+    checks=ORT_CHECKS,
+    reason="raises 'Reduction on all axes, output size should be 1' when axes is absent",
+    link="https://github.com/microsoft/onnxruntime/issues/19147",
+)
+EMPTY_UNSQUARED = KnownFailure(
+    package="onnxruntime",
+    versions=">=1.17,<1.24",
+    checks=("ort_run",),
+    reason="returns x itself (no square) for an empty axes tensor",
+    link="https://github.com/microsoft/onnxruntime/issues/26288",
+)
+EMPTY_AS_ALL = KnownFailure(
+    package="onnx",
+    versions="<1.20",
+    # inferred_annotations observes with the reference evaluator too: [1, 1] breaks
+    # the inferred [2, 3]
+    checks=("reference", "inferred_annotations"),
+    reason="the reference treats an empty axes tensor as 'all axes': [[sum(x^2)]]",
+    link="https://github.com/onnx/onnx/pull/7244",
+)
 
 
 def _known(form: str) -> tuple[KnownFailure, ...]:
-    reduce_all = KnownFailure(
-        package="onnxruntime",
-        versions="<1.17",
-        # the declared [?, ?] holds for [1, 1]; the inferred [2, 3] does not
-        checks=("ort_run", "inferred_annotations"),
-        reason="noop_with_empty_axes ignored: reduces over all axes, output [[sum(x^2)]]",
-        link="https://github.com/microsoft/onnxruntime/issues/26288",
-    )
     if form == "absent":
-        middle = KnownFailure(
-            package="onnxruntime",
-            versions=">=1.17,<1.24",
-            checks=ORT_CHECKS,
-            reason="raises 'Reduction on all axes, output size should be 1' when axes is absent",
-            link="https://github.com/microsoft/onnxruntime/issues/19147",
-        )
-        return (reduce_all, middle)
-    middle = KnownFailure(
-        package="onnxruntime",
-        versions=">=1.17,<1.24",
-        checks=("ort_run",),
-        reason="returns x itself (no square) for an empty axes tensor",
-        link="https://github.com/microsoft/onnxruntime/issues/26288",
-    )
-    reference = KnownFailure(
-        package="onnx",
-        versions="<1.20",
-        # inferred_annotations observes with the reference evaluator too: [1, 1] breaks
-        # the inferred [2, 3]
-        checks=("reference", "inferred_annotations"),
-        reason="the reference treats an empty axes tensor as 'all axes': [[sum(x^2)]]",
-        link="https://github.com/onnx/onnx/pull/7244",
-    )
-    return (reduce_all, middle, reference)
+        return (REDUCE_ALL, ABSENT_RAISES)
+    return (REDUCE_ALL, EMPTY_UNSQUARED, EMPTY_AS_ALL)
 
 
 def _case(form: str) -> Case:
@@ -116,3 +120,63 @@ def _case(form: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case("absent"), _case("empty")]
+
+
+def _noop_sites(model: onnx.ModelProto) -> list[tuple[Site, str]]:
+    """ReduceSumSquare-18 with noop_with_empty_axes=1, and how its axes are empty:
+    "absent" (omitted or written ""), "empty" (a constant, or a value declared, with 0
+    elements) or "" (given, not empty as far as the model shows)."""
+    found = []
+    for site in find(model, "ReduceSumSquare"):
+        if not site.at("ReduceSumSquare", since=18):
+            continue
+        if attribute(site.node, "noop_with_empty_axes", 0) != 1:
+            continue
+        if input_form(site.node, 1) != "given":
+            found.append((site, "absent"))
+            continue
+        axes = site.node.input[1]
+        value = constant(site.scope, axes)
+        shape = dims(site.scope, axes)
+        empty = value.size == 0 if value is not None else shape is not None and 0 in shape
+        found.append((site, "empty" if empty else ""))
+    return found
+
+
+def _axes(*forms: str) -> Callable[[onnx.ModelProto], list[str]]:
+    def find_in(model: onnx.ModelProto) -> list[str]:
+        return [site.path for site, form in _noop_sites(model) if form in forms]
+
+    return find_in
+
+
+NOOP = "ReduceSumSquare (opset >= 18) with noop_with_empty_axes=1"
+#: what the model shows of an empty axes tensor
+EMPTY = "axes a constant (or a value declared) with 0 elements"
+
+DETECTORS = [
+    Detector(
+        id="reduce_sum_square_empty_axes.noop_ignored",
+        construct=f"{NOOP} and axes absent or empty",
+        known=REDUCE_ALL,
+        find=_axes("absent", "empty"),
+    ),
+    Detector(
+        id="reduce_sum_square_empty_axes.axes_absent",
+        construct=f'{NOOP} and axes absent (omitted or written "")',
+        known=ABSENT_RAISES,
+        find=_axes("absent"),
+    ),
+    Detector(
+        id="reduce_sum_square_empty_axes.axes_empty_unsquared",
+        construct=f"{NOOP} and {EMPTY}",
+        known=EMPTY_UNSQUARED,
+        find=_axes("empty"),
+    ),
+    Detector(
+        id="reduce_sum_square_empty_axes.axes_empty_reference",
+        construct=f"{NOOP} and {EMPTY}",
+        known=EMPTY_AS_ALL,
+        find=_axes("empty"),
+    ),
+]

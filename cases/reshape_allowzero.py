@@ -28,10 +28,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import onnx
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure
+from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
+from compat.corpus.walk import attribute, constant, find, producer
 
 MERGE_LINK = "https://github.com/microsoft/onnxruntime/issues/28449"
 
@@ -100,3 +102,32 @@ def _case(variant: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(variant) for variant in VARIANTS]
+
+
+def _merged_allowzero(model: onnx.ModelProto) -> list[str]:
+    """Reshape(allowzero=1) with a 0 in its constant shape (a literal zero-size dim, so
+    its input is zero-size too) whose data comes straight from another Reshape."""
+    found = []
+    for site in find(model, "Reshape"):
+        if not site.at("Reshape", since=14) or len(site.node.input) < 2:
+            continue
+        if attribute(site.node, "allowzero", 0) != 1:
+            continue
+        shape = constant(site.scope, site.node.input[1])
+        if shape is None or not (shape == 0).any():
+            continue
+        before = producer(site.scope, site.node.input[0])
+        if isinstance(before, onnx.NodeProto) and before.op_type == "Reshape":
+            found.append(site.path)
+    return found
+
+
+DETECTORS = [
+    Detector(
+        id="reshape_allowzero.chained_allowzero1",
+        construct="Reshape(allowzero=1) with a 0 in its constant shape right after another "
+        "Reshape, which onnxruntime merges with it",
+        known=MERGE_BUG,
+        find=_merged_allowzero,
+    ),
+]

@@ -43,8 +43,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.core.case import BUILTIN_CHECKS, Case, CustomCheck, Dim, KnownFailure
+from compat.core.case import BUILTIN_CHECKS, Case, CustomCheck, Detector, Dim, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
+from compat.corpus.walk import constant, dims, find, input_form
 
 X_SHAPE = (1, 2, 2, 3)
 SIZES: list[Dim] = [1, 2, 4, 6]  # twice the spatial dims: each pixel repeats 2x2
@@ -124,3 +125,39 @@ def _case(opset: int, form: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(opset, form) for opset in (13, 11) for form in ("empty_names", "empty_tensors")]
+
+
+def _resize_13(model: onnx.ModelProto) -> list[str]:
+    """Resize from opset 13 on, which onnx cannot convert below 13."""
+    return [site.path for site in find(model, "Resize") if site.at("Resize", since=13)]
+
+
+def _empty_roi(model: onnx.ModelProto) -> list[str]:
+    """Resize whose roi is given as a tensor with 0 elements (a constant, or a value
+    declared so)."""
+    found = []
+    for site in find(model, "Resize"):
+        if input_form(site.node, 1) != "given":
+            continue
+        roi = site.node.input[1]
+        value = constant(site.scope, roi)
+        shape = dims(site.scope, roi)
+        if (value.size == 0) if value is not None else (shape is not None and 0 in shape):
+            found.append(site.path)
+    return found
+
+
+DETECTORS = [
+    Detector(
+        id="resize_empty_inputs.no_adapter",
+        construct="Resize at opset >= 13: onnx's version converter has no adapter below 13",
+        known=NO_ADAPTER,
+        find=_resize_13,
+    ),
+    Detector(
+        id="resize_empty_inputs.empty_roi",
+        construct="Resize with roi given as a tensor of 0 elements (a constant, or declared so)",
+        known=EMPTY_ROI,
+        find=_empty_roi,
+    ),
+]

@@ -18,13 +18,22 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import onnx
 from onnx import helper
 
-from compat.core.case import Case, KnownFailure, Optimized
+from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, tensor, unknown
+from compat.corpus.walk import attribute, dims, find
 
 SYMBOLIC: list[int | str] = ["N", 3, 4, "M"]
 RUN_SHAPE = (2, 3, 4, 5)  # N=2, M=5 in the real run
+NOT_FOLDED = KnownFailure(
+    package="onnxruntime",
+    versions="",
+    checks=("ort_optimized",),
+    reason="constant folding gives up at the first symbolic dim before slicing",
+    link="https://github.com/microsoft/onnxruntime/issues/34140",
+)
 
 
 class Variant(NamedTuple):
@@ -59,15 +68,7 @@ def _case(variant: str) -> Case:
     selected = list(RUN_SHAPE[start:end])
     known: tuple[KnownFailure, ...] = ()
     if folds and variant != "static_input":
-        known = (
-            KnownFailure(
-                package="onnxruntime",
-                versions="",
-                checks=("ort_optimized",),
-                reason="constant folding gives up at the first symbolic dim before slicing",
-                link="https://github.com/microsoft/onnxruntime/issues/34140",
-            ),
-        )
+        known = (NOT_FOLDED,)
     return Case(
         id=f"shape_slice_folding.{variant}",
         description=f"Shape(x, start={start}, end={end}) on x: {dims}, feeding Reshape",
@@ -85,3 +86,35 @@ def _case(variant: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(variant) for variant in VARIANTS]
+
+
+def _static_slice_of_symbolic(model: onnx.ModelProto) -> list[str]:
+    """Shape(x, start, end) (opset >= 15) whose selected dims x declares static while
+    another of its dims is symbolic or unknown."""
+    found = []
+    for site in find(model, "Shape"):
+        if not site.at("Shape", since=15) or not site.node.input:
+            continue
+        shape = dims(site.scope, site.node.input[0])
+        if shape is None:
+            continue
+        start = attribute(site.node, "start", 0)
+        end = attribute(site.node, "end", len(shape))
+        if not isinstance(start, int) or not isinstance(end, int):
+            continue
+        selected = range(len(shape))[slice(start, end)]
+        static = [isinstance(shape[i], int) for i in range(len(shape))]
+        if selected and all(static[i] for i in selected) and not all(static):
+            found.append(site.path)
+    return found
+
+
+DETECTORS = [
+    Detector(
+        id="shape_slice_folding.static_slice",
+        construct="Shape(x, start, end) whose selected dims are static (as x is declared) "
+        "while another dim of x is symbolic: a constant never folded",
+        known=NOT_FOLDED,
+        find=_static_slice_of_symbolic,
+    ),
+]

@@ -45,8 +45,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from compat.core.case import Case, Dim, KnownFailure, Optimized
+from compat.core.case import Case, Detector, Dim, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
+from compat.corpus.walk import Dims, dims, find
 
 Arrays = dict[str, np.ndarray]
 
@@ -230,3 +231,57 @@ def _case(name: str, size: str) -> Case:
 
 def cases() -> list[Case]:
     return [_case(name, size) for name in GRAPHS for size in ("zero", "nonzero")]
+
+
+def _matmuls(model: onnx.ModelProto, judge: Callable[[Dims, Dims], bool]) -> list[str]:
+    """The MatMuls whose operands' shapes, as constants or annotations show them, satisfy
+    `judge(a, b)` (both shapes known, at least their ranks)."""
+    found = []
+    for site in find(model, "MatMul"):
+        if len(site.node.input) < 2:
+            continue
+        a, b = (dims(site.scope, name) for name in site.node.input[:2])
+        if a is not None and b is not None and judge(a, b):
+            found.append(site.path)
+    return found
+
+
+def _zero_rows_by_vector(a: Dims, b: Dims) -> bool:
+    return len(b) == 1 and len(a) >= 2 and 0 in a[:-1]
+
+
+def _empty_inner(a: Dims, b: Dims) -> bool:
+    return (len(a) >= 1 and a[-1] == 0) or (len(b) >= 2 and b[-2] == 0) or b == (0,)
+
+
+def _zero_batch_right_against_one(a: Dims, b: Dims) -> bool:
+    if len(b) < 3 or len(a) < 3:
+        return False
+    pairs = zip(reversed(a[:-2]), reversed(b[:-2]), strict=False)
+    return any(right == 0 and left == 1 for left, right in pairs)
+
+
+#: what the model shows of a zero-size dim: a 0 in a constant's or an annotated shape
+SHOWN = "(as the model's constants and annotations show its shapes)"
+
+DETECTORS = [
+    Detector(
+        id="zero_size_dims.matmul_vector",
+        construct=f"MatMul of a matrix with a zero-size dim by a 1-D vector, [0, K] x [K] {SHOWN}",
+        known=MATMUL_VECTOR,
+        find=lambda m: _matmuls(m, _zero_rows_by_vector),
+    ),
+    Detector(
+        id="zero_size_dims.matmul_inner",
+        construct=f"MatMul over an empty inner dim, [M, 0] x [0, N] {SHOWN}",
+        known=MATMUL_INNER,
+        find=lambda m: _matmuls(m, _empty_inner),
+    ),
+    Detector(
+        id="zero_size_dims.matmul_batch",
+        construct=f"MatMul whose right operand has a zero batch dim against a batch dim of 1 "
+        f"on the left, [1, M, K] x [0, K, N] {SHOWN}",
+        known=MATMUL_BATCH,
+        find=lambda m: _matmuls(m, _zero_batch_right_against_one),
+    ),
+]

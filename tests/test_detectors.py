@@ -1,0 +1,170 @@
+"""The detectors beside each family (`DETECTORS`, issue 27): on every case of the corpus
+they name exactly the known failures the stored default run observed, no more (twins,
+other rare forms, other families) and no fewer; and they find their construct wherever a
+model hides it (subgraphs, local functions)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections import defaultdict
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from compat.core.case import Case, Detector, KnownFailure
+from compat.core.report import read_json
+from compat.core.versions import in_range
+from compat.corpus.discover import discover_cases
+from compat.corpus.make import const, model, tensor, unknown
+from compat.corpus.rewrites import BY_NAME
+from compat.corpus.walk import default_opset, input_form, nodes
+from tests.conftest import ROOT
+
+CORPUS = discover_cases(ROOT / "cases")
+_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
+
+
+def _module(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"compat_detectors_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FAMILY_DETECTORS: dict[str, list[Detector]] = {
+    path.stem: list(getattr(_module(path), "DETECTORS", []))
+    for path in sorted((ROOT / "cases").glob("*.py"))
+    if not path.name.startswith("_")
+}
+DETECTORS = [d for found in FAMILY_DETECTORS.values() for d in found]
+
+
+def _observed() -> dict[str, set[KnownFailure]]:
+    """Per case, its own known failures that the stored default run shows as xfail: the
+    first of `case.known` covering the check in the cell (as `known.matching` picks)."""
+    report = read_json(ROOT / "docs" / "matrix.json.gz")
+    cells = {c.id: c for c in report.cells}
+    by_id = {c.id: c for c in CORPUS.cases}
+    seen: dict[str, set[KnownFailure]] = defaultdict(set)
+    for result in report.results:
+        case = by_id.get(result.case)
+        if result.outcome.value != "xfail" or case is None:
+            continue
+        cell = cells[result.cell]
+        for known in case.known:
+            version = cell.onnx if known.package == "onnx" else cell.onnxruntime
+            if result.check in known.checks and in_range(version, known.versions):
+                assert known.link == result.known, (result, known)
+                seen[case.id].add(known)
+                break
+    return seen
+
+
+OBSERVED = _observed()
+
+
+def _fired(case: Case) -> dict[KnownFailure, list[str]]:
+    fired: dict[KnownFailure, list[str]] = defaultdict(list)
+    for detector in DETECTORS:
+        if detector.find(case.model):
+            fired[detector.known].append(detector.id)
+    return fired
+
+
+@pytest.mark.parametrize("family", sorted(CORPUS.families))
+def test_detectors_name_exactly_the_known_failures_each_case_shows(family: str) -> None:
+    mismatches = []
+    for case in (c for c in CORPUS.cases if c.family == family):
+        fired = _fired(case)
+        expected = OBSERVED.get(case.id, set())
+        for known in set(fired) - expected:
+            mismatches.append(f"{case.id}: {fired[known]} fire, not observed: {known.link}")
+        for known in expected - set(fired):
+            mismatches.append(f"{case.id}: no detector fires for {known.link} ({known.reason})")
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_every_known_failure_of_the_corpus_has_a_detector_and_back() -> None:
+    corpus_known = {k for c in CORPUS.cases for k in c.known}
+    detected = {d.known for d in DETECTORS}
+    assert [k.link for k in corpus_known - detected] == []
+    assert [d.id for d in DETECTORS if d.known not in corpus_known] == []
+
+
+def test_detector_ids_are_unique_family_prefixed_and_rewrites_exist() -> None:
+    ids = [d.id for d in DETECTORS]
+    assert len(ids) == len(set(ids))
+    for family, found in FAMILY_DETECTORS.items():
+        for detector in found:
+            assert _ID.match(detector.id) and detector.id.startswith(f"{family}."), detector.id
+            assert detector.construct, detector.id
+            assert detector.rewrite == "" or detector.rewrite in BY_NAME, detector.id
+
+
+def _detector(detector_id: str) -> Detector:
+    return next(d for d in DETECTORS if d.id == detector_id)
+
+
+def _squeeze_model_hidden_in_a_function_loop() -> onnx.ModelProto:
+    """Squeeze(x, "") inside a Loop body inside a local function; the main graph and the
+    If branches hold only the harmless twin."""
+    body = helper.make_graph(
+        [helper.make_node("Squeeze", ["v_in", ""], ["v_out"], name="deep")],
+        "body",
+        [tensor("i", np.int64, []), tensor("c", np.bool_, []), tensor("v_in", np.float32, None)],
+        [tensor("c", np.bool_, []), tensor("v_out", np.float32, None)],
+    )
+    loop = helper.make_node("Loop", ["", "cond", "x"], ["y"], name="loop", body=body)
+    function = helper.make_function(
+        "local",
+        "F",
+        ["x", "cond"],
+        ["y"],
+        [loop],
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    branch = helper.make_graph(
+        [helper.make_node("Squeeze", ["x"], ["b"])], "then", [], [tensor("b", np.float32, None)]
+    )
+    graph_nodes = [
+        helper.make_node("F", ["x", "cond"], ["f"], domain="local"),
+        helper.make_node("If", ["cond"], ["b"], then_branch=branch, else_branch=branch),
+        helper.make_node("Add", ["f", "b"], ["y"]),
+    ]
+    built = model(
+        graph_nodes,
+        [tensor("x", np.float32, [1, 3])],
+        [tensor("y", np.float32, unknown(1))],
+        [const("cond", np.array(True))],
+        opset=13,
+    )
+    built.opset_import.append(helper.make_opsetid("local", 1))
+    built.functions.append(function)
+    return built
+
+
+def test_a_construct_is_found_inside_subgraphs_of_local_functions() -> None:
+    built = _squeeze_model_hidden_in_a_function_loop()
+    paths = _detector("squeeze_empty_axes.empty_name").find(built)
+    assert paths == ["function 'F'/node 'loop'/body/node 'deep'"]
+    walked = [site.path for site in nodes(built)]
+    assert "graph/node 'b'/then_branch/node 'b'" in walked
+    assert "graph/node 'b'/else_branch/node 'b'" in walked
+    assert default_opset(built) == 13
+
+
+def test_the_opset_in_force_is_the_functions_own() -> None:
+    built = _squeeze_model_hidden_in_a_function_loop()
+    built.functions[0].opset_import[0].version = 11  # Squeeze-11: axes is an attribute
+    assert _detector("squeeze_empty_axes.empty_name").find(built) == []
+
+
+def test_an_empty_input_is_not_an_omitted_one() -> None:
+    node = helper.make_node("Clip", ["x", "", "max"], ["y"])
+    assert [input_form(node, i) for i in range(4)] == ["given", "empty", "given", "omitted"]
