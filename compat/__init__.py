@@ -22,6 +22,8 @@ _EXPORTS = {
     "Report": "compat.core.report",
     "read_json": "compat.core.report",
     "check_run": "compat.cell.observe",
+    "scan": "compat.corpus.scan",
+    "Finding": "compat.corpus.scan",
 }
 
 __all__ = sorted(_EXPORTS)

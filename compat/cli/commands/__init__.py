@@ -60,4 +60,9 @@ COMMANDS: dict[str, Row] = {
         f"{_HERE}.annotations",
         "do a model's shape annotations hold on real runs? (`annotations --help`)",
     ),
+    "scan": Row(
+        f"{_HERE}.scan",
+        "the known incompatibilities a model carries, in a second, with no environment",
+    ),
+    "knowledge": Row(f"{_HERE}.knowledge", "every known bug scan detects, as a list or JSON"),
 }

@@ -1,0 +1,322 @@
+"""`compat.scan`: the known incompatibilities a model carries for a target range, in well
+under a second and with no environment, from what the corpus knows
+(compat/corpus/knowledge.py): each detector that finds its construct in the model and
+whose bug's release range meets the target is a `Finding`, with the releases of the
+project's axis it affects, the checks that fail there, the upstream link and the
+portable spelling; the operators no model of the corpus exercises are `uncovered`, the
+part of the model the scan cannot judge.
+
+It reads the model with onnx alone: importable and usable where onnxruntime is not
+installed, as an exporter's own unit test (`assert not compat.scan(exported)`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from packaging.specifiers import Specifier
+from packaging.version import InvalidVersion, Version
+
+from compat.core.case import Detector
+from compat.core.errors import ConfigError, UsageError
+from compat.core.versions import in_range, parse_range
+from compat.corpus.knowledge import covered, detectors, operators
+from compat.plan.toml_values import read_compat_table
+
+if TYPE_CHECKING:
+    import onnx
+
+PACKAGES = ("onnx", "onnxruntime")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A known upstream bug the model runs into within the target range.
+
+    `affected` is the bug's range (`known`) within the target, as range text ("" means
+    every release); `releases` the releases of the project's axis in it (from
+    `[tool.compat]`, none when the axis follows the index and was never resolved)."""
+
+    detector: str  # the detector's id, FAMILY.NAME
+    construct: str
+    where: tuple[str, ...]  # node paths, subgraphs and local functions included
+    package: str  # "onnx" or "onnxruntime"
+    known: str  # the bug's release range
+    affected: str  # that range within the target
+    releases: tuple[str, ...]
+    checks: tuple[str, ...]
+    reason: str
+    link: str
+    rewrite: str  # the catalogue's rewrite that removes it; "" when there is none
+    portable: str  # that rewrite in words: the portable spelling
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        tuples = {"where", "releases", "checks"}
+        values: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in data.items()}
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Uncovered:
+    """An operator of the model that no model of the corpus exercises."""
+
+    domain: str  # "" is the default domain
+    op_type: str
+    count: int  # its nodes in the model
+
+    def __str__(self) -> str:
+        name = f"{self.domain}.{self.op_type}" if self.domain else self.op_type
+        return name if self.count == 1 else f"{name} ×{self.count}"
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What `scan_model` found: the findings in the target range, the detected bugs whose
+    range misses it, and the operators the corpus cannot judge."""
+
+    findings: tuple[Finding, ...]
+    outside: tuple[Finding, ...] = ()
+    uncovered: tuple[Uncovered, ...] = ()
+    target: dict[str, str] = field(default_factory=dict)  # package -> range given
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `scan --json` document (docs/how-to/scan.md)."""
+        return {
+            "version": 1,
+            "target": dict(self.target),
+            "findings": [f.to_dict() for f in self.findings],
+            "outside": [f.to_dict() for f in self.outside],
+            "uncovered": [asdict(u) for u in self.uncovered],
+        }
+
+
+# -- ranges -------------------------------------------------------------------------------
+
+
+def _bounds(text: str) -> tuple[list[Specifier], list[Specifier], list[Specifier]]:
+    """(lower bounds, upper bounds, everything else) of a range; `~=V` is both bounds."""
+    lower, upper, other = [], [], []
+    for spec in parse_range(text, text):
+        if spec.operator in (">", ">="):
+            lower.append(spec)
+        elif spec.operator in ("<", "<="):
+            upper.append(spec)
+        elif spec.operator == "~=":
+            parts = spec.version.split(".")
+            lower.append(Specifier(f">={spec.version}"))
+            upper.append(Specifier(f"<{'.'.join([*parts[:-2], str(int(parts[-2]) + 1)])}"))
+        else:
+            other.append(spec)
+    return lower, upper, other
+
+
+def _tightest(specs: list[Specifier], low: bool) -> Specifier | None:
+    """The lower bound that excludes most (`low`), or the upper bound that does."""
+    if not specs:
+        return None
+
+    def key(s: Specifier) -> tuple[Version, int]:
+        strict = s.operator in (">", "<")
+        return Version(s.version), (1 if strict else 0) if low else (0 if strict else 1)
+
+    return max(specs, key=key) if low else min(specs, key=key)
+
+
+def intersect(first: str, second: str) -> str | None:
+    """Both ranges at once, as range text (lower bound first; "" is every release), or
+    None when no release can be in both: `intersect("<1.21", ">=1.18")` is
+    `">=1.18,<1.21"`, `intersect("<1.21", ">=1.21")` None."""
+    lower, upper, other = (a + b for a, b in zip(_bounds(first), _bounds(second), strict=True))
+    low, high = _tightest(lower, True), _tightest(upper, False)
+    if low and high:
+        below, above = Version(low.version), Version(high.version)
+        if below > above or (below == above and (low.operator == ">" or high.operator == "<")):
+            return None
+    pins = [s for s in other if s.operator in ("==", "===") and "*" not in s.version]
+    kept = [s for s in (low, high) if s is not None] + sorted(other, key=str)
+    text = ",".join(str(s) for s in kept)
+    if any(not in_range(p.version, text) for p in pins):
+        return None
+    return text
+
+
+# -- the project's releases ---------------------------------------------------------------
+
+
+def config_file(given: Path | None = None) -> Path | None:
+    """The `[tool.compat]` whose axes name the releases: `given`, else ./pyproject.toml when
+    it has one, else the built-in one (this checkout's pyproject.toml), else none."""
+    if given is not None:
+        return given
+    for candidate in (
+        Path("pyproject.toml"),
+        Path(__file__).resolve().parents[2] / "pyproject.toml",
+    ):
+        try:
+            data = tomllib.loads(candidate.read_text())
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(data.get("tool"), dict) and "compat" in data["tool"]:
+            return candidate
+    return None
+
+
+def axis_releases(config: Path | None) -> dict[str, tuple[str, ...]]:
+    """Each package's releases on its axis in `config`: listed, or (an axis that follows
+    the index, `versions = ">=1.15"`) as last resolved into the state directory; never
+    asks the index. Only the axes are read: a scan takes no other key of the config."""
+    if config is None:
+        return {}
+    table = read_compat_table(config)
+    found: dict[str, tuple[str, ...]] = {}
+    for package in PACKAGES:
+        axis = table.get(package)
+        versions = axis.get("versions") if isinstance(axis, dict) else None
+        if isinstance(versions, str):  # a range that follows the index
+            record = config.resolve().parent / ".compat" / "axes.json"
+            try:
+                recorded = json.loads(record.read_text())
+                versions = recorded[f"{package} {versions.strip()}"]["versions"]
+            except (OSError, ValueError, KeyError, TypeError):
+                versions = []
+        if isinstance(versions, list):
+            found[package] = tuple(v for v in versions if isinstance(v, str) and _release(v))
+    return found
+
+
+def _release(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+# -- the scan -----------------------------------------------------------------------------
+
+
+def load(path: str | os.PathLike[str]) -> onnx.ModelProto:
+    """The model's graph (its external data left where it is: no detector reads weights),
+    or one line naming the file and what to do."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"{file}: no such model file; give the path of an .onnx model")
+    try:
+        model = onnx.load_model(str(file), load_external_data=False)
+    except (DecodeError, OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{file}: not a readable ONNX model ({type(exc).__name__}: {exc}); export or "
+            "copy it again"
+        ) from None
+    if not model.graph.output or not model.opset_import:
+        raise ConfigError(
+            f"{file}: not a complete ONNX model (no graph outputs or no opset_import: "
+            "truncated, or not an ONNX file); export or copy it again"
+        )
+    return model
+
+
+def _finding(
+    detector: Detector, where: list[str], affected: str, releases: tuple[str, ...]
+) -> Finding:
+    from compat.corpus.rewrites import BY_NAME
+
+    known = detector.known
+    return Finding(
+        detector=detector.id,
+        construct=detector.construct,
+        where=tuple(where),
+        package=known.package,
+        known=known.versions,
+        affected=affected,
+        releases=tuple(v for v in releases if in_range(v, affected)),
+        checks=known.checks,
+        reason=known.reason,
+        link=known.link,
+        rewrite=detector.rewrite,
+        portable=BY_NAME[detector.rewrite].description if detector.rewrite else "",
+    )
+
+
+def uncovered(model: onnx.ModelProto, corpus: Path | None = None) -> tuple[Uncovered, ...]:
+    """The model's operators that no model of the corpus exercises, custom domains
+    included: what a clean scan says nothing about."""
+    seen = covered(corpus)
+    counts = Counter((d, op) for d, op, _ in operators(model) if (d, op) not in seen)
+    return tuple(Uncovered(d, op, n) for (d, op), n in sorted(counts.items()))
+
+
+def scan_model(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    onnx: str | None = ">=1.18",
+    onnxruntime: str | None = ">=1.20",
+    *,
+    corpus: Path | None = None,
+    config: Path | None = None,
+) -> Scan:
+    """Every detector of the corpus run on the model: see `scan`; also the detections
+    whose range misses the target (`outside`) and the operators it cannot judge."""
+    target = {"onnx": onnx, "onnxruntime": onnxruntime}
+    for package, text in target.items():
+        if text is not None:
+            flag = "--onnx" if package == "onnx" else "--ort"
+            parse_range(text, f"{flag} {text!r}" if text else flag)
+    proto = load(model) if isinstance(model, str | os.PathLike) else model
+    releases = axis_releases(config_file(config))
+    findings, outside = [], []
+    for detector in detectors(corpus):
+        where = detector.find(proto)
+        if not where:
+            continue
+        package = detector.known.package
+        affected = intersect(detector.known.versions, target[package] or "")
+        if affected is None:
+            outside.append(_finding(detector, where, detector.known.versions, ()))
+        else:
+            findings.append(_finding(detector, where, affected, releases.get(package, ())))
+    given = {p: t for p, t in target.items() if t is not None}
+    return Scan(tuple(findings), tuple(outside), uncovered(proto, corpus), given)
+
+
+def scan(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    onnx: str | None = ">=1.18",
+    onnxruntime: str | None = ">=1.20",
+    *,
+    corpus: Path | None = None,
+    config: Path | None = None,
+) -> list[Finding]:
+    """The known incompatibilities `model` carries for the target releases.
+
+    Args:
+        model: a ModelProto, or the path of an .onnx file (its external data unread).
+        onnx: the onnx releases the model must work with, as a range (`">=1.18"`; `""`
+            or None: every release).
+        onnxruntime: the same for onnxruntime.
+        corpus: a directory of case modules whose DETECTORS to use (default: the
+            built-in corpus).
+        config: the `[tool.compat]` whose axes name the affected releases (default:
+            ./pyproject.toml when it has one, else the built-in one).
+
+    Returns:
+        One Finding per construct found whose known bug's range meets the target, empty
+        when none does: `assert not compat.scan(exported, onnx=">=1.18")`.
+
+    Raises:
+        compat.core.errors.UsageError: a range that is not one, or a path that is no
+            readable model (one line naming it).
+    """
+    return list(scan_model(model, onnx, onnxruntime, corpus=corpus, config=config).findings)
