@@ -89,6 +89,12 @@ def triage(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def scan(session: nox.Session) -> None:
+    """Known incompatibilities a model carries, no environment: `nox -s scan -- MODEL.onnx`."""
+    run_compat(session, "scan", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def merge(session: nox.Session) -> None:
     """Combine shard reports: `nox -s merge -- shard1/ shard2/ [--out reports]`."""
     run_compat(session, "merge", *session.posargs)
