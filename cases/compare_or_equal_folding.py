@@ -29,7 +29,8 @@ from onnx import TensorProto, helper
 
 from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
-from compat.corpus.walk import find, is_constant
+from compat.corpus.values import is_constant
+from compat.corpus.walk import find
 
 OPS = {"greater_or_equal": "GreaterOrEqual", "less_or_equal": "LessOrEqual"}
 SHAPE = [2, 3]

@@ -41,7 +41,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from compat.core.case import Case, Detector, Dim, KnownFailure, Optimized
 from compat.corpus.make import model, randn, rng, tensor, unknown
-from compat.corpus.walk import elem_type, find, is_constant
+from compat.corpus.values import elem_type, is_constant
+from compat.corpus.walk import find
 
 SHAPE = (2, 3)
 STRING_FOLDING = "https://github.com/microsoft/onnxruntime/issues/17392"

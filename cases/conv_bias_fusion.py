@@ -23,7 +23,8 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
-from compat.corpus.walk import DEFAULT_DOMAINS, consumers, find, input_form, is_constant, is_output
+from compat.corpus.values import consumers, is_constant, is_output, producer
+from compat.corpus.walk import find, input_form
 
 C_IN, C_OUT, H, W = 3, 4, 6, 6
 EPSILON = 1e-5
@@ -131,12 +132,8 @@ def _empty_bias_before(follower: str) -> Callable[[onnx.ModelProto], list[str]]:
             if len(readers) != 1 or is_output(site.scope, out):
                 continue
             (reader,) = readers
-            operands = [name for name in reader.input if name != out]
-            if (
-                reader.op_type == follower
-                and reader.domain in DEFAULT_DOMAINS
-                and all(is_constant(site.scope, name) for name in operands)
-            ):
+            operands = [n for n in reader.node.input if producer(reader.scope, n) is not site]
+            if reader.is_op(follower) and all(is_constant(reader.scope, n) for n in operands):
                 found.append(site.path)
         return found
 

@@ -37,7 +37,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
-from compat.corpus.walk import attribute, constant_attribute, constant_node, find, initializer
+from compat.corpus.values import constant_attribute, constant_node, initializer
+from compat.corpus.walk import find
 
 X_SHAPE = (2, 6)
 SPLIT = [2, 4]
@@ -183,7 +184,7 @@ def _split_without_split(model: onnx.ModelProto) -> list[str]:
     return [
         site.path
         for site in find(model, "Split")
-        if site.at("Split", since=2, before=13) and attribute(site.node, "split") is None
+        if site.at("Split", since=2, before=13) and site.attribute("split") is None
     ]
 
 

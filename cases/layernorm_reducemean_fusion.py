@@ -45,7 +45,8 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
-from compat.corpus.walk import DEFAULT_DOMAINS, Scope, attribute, find, producer
+from compat.corpus.values import made_by, same_value
+from compat.corpus.walk import Site, find
 
 SHAPE = (2, 4, 8)
 EPSILON = 1e-5
@@ -186,39 +187,33 @@ def cases() -> list[Case]:
     return [_case(norm, variant) for norm in FUSED for variant in FORMS]
 
 
-def _made(scope: Scope, name: str, op: str) -> onnx.NodeProto | None:
-    made = producer(scope, name)
-    if isinstance(made, onnx.NodeProto) and made.op_type == op:
-        return made if made.domain in DEFAULT_DOMAINS else None
+def _normalized(div: Site) -> Site | None:
+    """For Div(b, Sqrt(Add(ReduceMean(Pow(b, _)), _))), the tail both norms share: that
+    ReduceMean."""
+    sqrt = made_by(div.scope, div.input(1), "Sqrt")
+    add = made_by(sqrt.scope, sqrt.input(0), "Add") if sqrt is not None else None
+    if add is None:
+        return None
+    for name in add.node.input:
+        mean = made_by(add.scope, name, "ReduceMean")
+        power = made_by(mean.scope, mean.input(0), "Pow") if mean is not None else None
+        if power is not None and same_value(power.scope, power.input(0), div.scope, div.input(0)):
+            return mean
     return None
 
 
-def _normalized(scope: Scope, div: onnx.NodeProto) -> tuple[str, onnx.NodeProto] | None:
-    """For Div(b, Sqrt(Add(ReduceMean(Pow(b, _)), _))), the tail both norms share: b
-    and that ReduceMean."""
-    if len(div.input) < 2:
+def _centering(div: Site) -> Site | None:
+    """The ReduceMean of x when the Div divides Sub(x, ReduceMean(x)): a LayerNorm's
+    centering."""
+    sub = made_by(div.scope, div.input(0), "Sub")
+    mean = made_by(sub.scope, sub.input(1), "ReduceMean") if sub is not None else None
+    if mean is None or sub is None:
         return None
-    sqrt = _made(scope, div.input[1], "Sqrt")
-    add = _made(scope, sqrt.input[0], "Add") if sqrt is not None and sqrt.input else None
-    for name in add.input if add is not None else ():
-        mean = _made(scope, name, "ReduceMean")
-        power = _made(scope, mean.input[0], "Pow") if mean is not None and mean.input else None
-        if mean is not None and power is not None and power.input[:1] == div.input[:1]:
-            return div.input[0], mean
-    return None
+    return mean if same_value(mean.scope, mean.input(0), sub.scope, sub.input(0)) else None
 
 
-def _centering(scope: Scope, base: str) -> onnx.NodeProto | None:
-    """The ReduceMean of x when `base` is Sub(x, ReduceMean(x)): a LayerNorm's centering."""
-    sub = _made(scope, base, "Sub")
-    if sub is None or len(sub.input) < 2:
-        return None
-    mean = _made(scope, sub.input[1], "ReduceMean")
-    return mean if mean is not None and mean.input[:1] == sub.input[:1] else None
-
-
-def _drops_axes(*means: onnx.NodeProto) -> bool:
-    return any(attribute(mean, "keepdims", 1) == 0 for mean in means)
+def _drops_axes(*means: Site) -> bool:
+    return any(mean.attribute("keepdims", 1) == 0 for mean in means)
 
 
 def _keepdims0(norm: str) -> Callable[[onnx.ModelProto], list[str]]:
@@ -228,11 +223,10 @@ def _keepdims0(norm: str) -> Callable[[onnx.ModelProto], list[str]]:
     def find_in(model: onnx.ModelProto) -> list[str]:
         found = []
         for site in find(model, "Div"):
-            tail = _normalized(site.scope, site.node)
-            if tail is None:
+            mean = _normalized(site)
+            if mean is None:
                 continue
-            base, mean = tail
-            centering = _centering(site.scope, base)
+            centering = _centering(site)
             if norm == "layernorm" and centering is not None and _drops_axes(centering, mean):
                 found.append(site.path)
             if norm == "rmsnorm" and centering is None and _drops_axes(mean):

@@ -40,7 +40,8 @@ from onnx import TensorProto, helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
-from compat.corpus.walk import consumers, find, input_form
+from compat.corpus.values import consumers
+from compat.corpus.walk import find, input_form
 
 SHAPE = [2, 3]
 
@@ -174,7 +175,7 @@ def _optional_of_value(model: onnx.ModelProto) -> list[str]:
         if input_form(site.node, 0) != "given" or not site.node.output:
             continue
         readers = consumers(site.scope, site.node.output[0])
-        if not readers or any(r.op_type != "OptionalHasElement" for r in readers):
+        if not readers or not all(r.is_op("OptionalHasElement") for r in readers):
             found.append(site.path)
     return found
 

@@ -23,7 +23,8 @@ from onnx import helper, numpy_helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
-from compat.corpus.walk import constant_attribute, constant_node, find
+from compat.corpus.values import constant_attribute, constant_node
+from compat.corpus.walk import find
 
 PADS = [0, 1, 1, 0, 1, 1]  # begin of axes 0..2, then end of axes 0..2
 LINK = "https://github.com/microsoft/onnxscript/pull/3201"

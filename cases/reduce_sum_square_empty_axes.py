@@ -46,7 +46,8 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
-from compat.corpus.walk import Site, attribute, constant, dims, find, input_form
+from compat.corpus.values import constant, dims
+from compat.corpus.walk import Site, find, input_form
 
 X_SHAPE = (2, 3)
 #: the check a raising onnxruntime fails; the annotation checks then observe with the
@@ -130,7 +131,7 @@ def _noop_sites(model: onnx.ModelProto) -> list[tuple[Site, str]]:
     for site in find(model, "ReduceSumSquare"):
         if not site.at("ReduceSumSquare", since=18):
             continue
-        if attribute(site.node, "noop_with_empty_axes", 0) != 1:
+        if site.attribute("noop_with_empty_axes", 0) != 1:
             continue
         if input_form(site.node, 1) != "given":
             found.append((site, "absent"))

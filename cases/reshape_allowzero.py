@@ -33,7 +33,8 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
-from compat.corpus.walk import attribute, constant, find, producer
+from compat.corpus.values import constant, made_by
+from compat.corpus.walk import find
 
 MERGE_LINK = "https://github.com/microsoft/onnxruntime/issues/28449"
 
@@ -111,13 +112,12 @@ def _merged_allowzero(model: onnx.ModelProto) -> list[str]:
     for site in find(model, "Reshape"):
         if not site.at("Reshape", since=14) or len(site.node.input) < 2:
             continue
-        if attribute(site.node, "allowzero", 0) != 1:
+        if site.attribute("allowzero", 0) != 1:
             continue
         shape = constant(site.scope, site.node.input[1])
         if shape is None or not (shape == 0).any():
             continue
-        before = producer(site.scope, site.node.input[0])
-        if isinstance(before, onnx.NodeProto) and before.op_type == "Reshape":
+        if made_by(site.scope, site.node.input[0], "Reshape") is not None:
             found.append(site.path)
     return found
 

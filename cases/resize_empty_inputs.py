@@ -45,7 +45,8 @@ from onnx import helper
 
 from compat.core.case import BUILTIN_CHECKS, Case, CustomCheck, Detector, Dim, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
-from compat.corpus.walk import constant, dims, find, input_form
+from compat.corpus.values import constant, dims
+from compat.corpus.walk import find, input_form
 
 X_SHAPE = (1, 2, 2, 3)
 SIZES: list[Dim] = [1, 2, 4, 6]  # twice the spatial dims: each pixel repeats 2x2

@@ -23,7 +23,8 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, tensor, unknown
-from compat.corpus.walk import attribute, dims, find
+from compat.corpus.values import dims
+from compat.corpus.walk import find
 
 SYMBOLIC: list[int | str] = ["N", 3, 4, "M"]
 RUN_SHAPE = (2, 3, 4, 5)  # N=2, M=5 in the real run
@@ -98,8 +99,8 @@ def _static_slice_of_symbolic(model: onnx.ModelProto) -> list[str]:
         shape = dims(site.scope, site.node.input[0])
         if shape is None:
             continue
-        start = attribute(site.node, "start", 0)
-        end = attribute(site.node, "end", len(shape))
+        start = site.attribute("start", 0)
+        end = site.attribute("end", len(shape))
         if not isinstance(start, int) or not isinstance(end, int):
             continue
         selected = range(len(shape))[slice(start, end)]

@@ -38,7 +38,7 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
-from compat.corpus.walk import Site, attribute, find, input_form
+from compat.corpus.walk import Site, find, input_form
 
 SHAPE = (2, 6)
 PARTS = 3
@@ -123,7 +123,7 @@ def _empty_next_to_num_outputs(model: onnx.ModelProto) -> list[str]:
     return [
         site.path
         for site in _splits(model, 18, None, "empty")
-        if attribute(site.node, "num_outputs") is not None
+        if site.attribute("num_outputs") is not None
     ]
 
 

@@ -47,7 +47,8 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, Dim, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, rng, tensor, unknown
-from compat.corpus.walk import Dims, dims, find
+from compat.corpus.values import Dims, dims
+from compat.corpus.walk import find
 
 Arrays = dict[str, np.ndarray]
 

@@ -79,6 +79,9 @@ def _fired(case: Case) -> dict[KnownFailure, list[str]]:
 
 @pytest.mark.parametrize("family", sorted(CORPUS.families))
 def test_detectors_name_exactly_the_known_failures_each_case_shows(family: str) -> None:
+    """Every detector of every family on each case of `family`: the known failures they
+    name (as values, so two bugs sharing a link stay apart) are the case's own that the
+    stored run observed. Mismatches are listed, all of them, with their links."""
     mismatches = []
     for case in (c for c in CORPUS.cases if c.family == family):
         fired = _fired(case)
@@ -152,7 +155,7 @@ def _squeeze_model_hidden_in_a_function_loop() -> onnx.ModelProto:
 def test_a_construct_is_found_inside_subgraphs_of_local_functions() -> None:
     built = _squeeze_model_hidden_in_a_function_loop()
     paths = _detector("squeeze_empty_axes.empty_name").find(built)
-    assert paths == ["function 'F'/node 'loop'/body/node 'deep'"]
+    assert paths == ["graph/node 'f'/function 'F'/node 'loop'/body/node 'deep'"]
     walked = [site.path for site in nodes(built)]
     assert "graph/node 'b'/then_branch/node 'b'" in walked
     assert "graph/node 'b'/else_branch/node 'b'" in walked
@@ -163,6 +166,68 @@ def test_the_opset_in_force_is_the_functions_own() -> None:
     built = _squeeze_model_hidden_in_a_function_loop()
     built.functions[0].opset_import[0].version = 11  # Squeeze-11: axes is an attribute
     assert _detector("squeeze_empty_axes.empty_name").find(built) == []
+
+
+def test_a_function_nobody_calls_is_walked_once_unbound() -> None:
+    built = _squeeze_model_hidden_in_a_function_loop()
+    del built.graph.node[0]  # the call of F
+    paths = _detector("squeeze_empty_axes.empty_name").find(built)
+    assert paths == ["function 'F'/node 'loop'/body/node 'deep'"]
+
+
+FIRING = [(d, c) for c in CORPUS.cases for d in DETECTORS if d.find(c.model)]
+
+
+def _firing(built: onnx.ModelProto) -> set[str]:
+    return {d.id for d in DETECTORS if d.find(built)}
+
+
+def test_a_node_outlined_into_a_local_function_changes_nothing_found() -> None:
+    """The catalogue's node_outlined moves the first node (a Constant's reader, a
+    pattern's first step...) into a function called in its place: the body, bound to
+    the call, still sees the caller's constants, annotations and neighbours, as a
+    runtime that inlines it does; on twins and rare forms alike, the same detectors fire."""
+    differ, outlined = [], 0
+    for case in CORPUS.cases:
+        applied = BY_NAME["node_outlined"].function(case.model)
+        if applied is None:
+            continue
+        outlined += 1
+        before, after = _firing(case.model), _firing(applied.model)
+        if before != after:
+            differ.append(f"{case.id}: {sorted(before)} -> {sorted(after)}")
+    assert outlined > 100 and not differ, "\n".join(differ)
+
+
+@pytest.mark.parametrize(
+    "detector, case", [(d, c) for d, c in FIRING if d.rewrite], ids=lambda x: x.id
+)
+def test_the_rewrite_a_detector_names_removes_its_construct(detector: Detector, case: Case) -> None:
+    applied = BY_NAME[detector.rewrite].function(case.model)
+    assert applied is not None
+    assert detector.find(applied.model) == []
+
+
+def test_a_value_a_subgraph_also_reads_has_more_than_one_reader() -> None:
+    """Conv+Add fusion needs the Conv's output read by the Add alone; an If branch
+    reading it too (an implicit input) is a second reader, and the fusion is off."""
+    case = next(c for c in CORPUS.cases if c.id == "conv_bias_fusion.add.empty_name")
+    detector = _detector("conv_bias_fusion.add")
+    assert detector.find(case.model) == ["graph/node 'conv'"]
+    built = onnx.ModelProto()
+    built.CopyFrom(case.model)
+    branch = helper.make_graph(
+        [helper.make_node("Identity", ["conv"], ["seen"])],
+        "branch",
+        [],
+        [tensor("seen", np.float32, None)],
+    )
+    built.graph.initializer.append(const("flag", np.array(True)))
+    built.graph.node.append(
+        helper.make_node("If", ["flag"], ["z"], then_branch=branch, else_branch=branch)
+    )
+    built.graph.output.append(tensor("z", np.float32, None))
+    assert detector.find(built) == []
 
 
 def test_an_empty_input_is_not_an_omitted_one() -> None:

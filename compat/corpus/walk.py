@@ -1,12 +1,19 @@
 """Walking any model for the detectors (`compat.core.case.Detector`): every node, in the
-main graph, in the subgraphs of If / Loop / Scan (recursively) and in model-local
-functions, each with its scope, so a detector asks the questions its bug needs (which
-opset is in force, what produces an input, is it a constant, what shape is declared)
-without writing its own traversal.
+main graph, in the subgraphs of If / Loop / Scan (recursively) and in the bodies of
+model-local functions, each with its scope, so a detector asks the questions its bug
+needs (which opset is in force, what produces an input, is it a constant, what shape is
+declared, who reads a value) without writing its own traversal.
+
+A local function's body is walked once per call, bound to it: the body's inputs are the
+caller's arguments, so a constant passed in is still a constant, and a value computed
+by a call is computed by the body's node. Runtimes inline local functions before they
+optimize, and the bugs follow the computation, not its packaging; a function nobody
+calls is walked once, unbound.
 
 Detectors judge models nobody here wrote, in well under a second: this module reads the
-protobuf only (onnx and numpy, no shape inference, no onnxruntime), builds each scope's
-indices once per walk, and materialises a constant only when asked for its value.
+protobuf only (onnx, no shape inference, no onnxruntime) and builds each scope's indices
+once. What a value is (its producer, a constant, its declared shape, its readers):
+compat/corpus/values.py.
 """
 
 from __future__ import annotations
@@ -16,43 +23,54 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-import numpy as np
 import onnx
-from onnx import AttributeProto, TensorProto, helper, numpy_helper
+from onnx import AttributeProto, TensorProto, helper
 
 #: the names of the default (ai.onnx) domain
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
-Dims = tuple[int | str | None, ...]
 InputForm = Literal["given", "empty", "omitted"]
+Functions = Mapping[tuple[str, str], onnx.FunctionProto]
 
 
 @dataclass(frozen=True, eq=False)
 class Scope:
-    """A graph or a model-local function: its nodes and what they can see.
+    """A graph, a subgraph or a local function's body: its nodes and what they see.
 
-    A subgraph sees the values of its enclosing scopes (`parent`); a function sees only
-    its own. `path` names the scope: `graph`, `graph/node 'loop'/body`, `function 'f'`.
+    A subgraph sees the values of its enclosing scopes (`parent`). A function body
+    walked for a call (`call`, made in `parent`) sees the caller's arguments as its
+    inputs; unbound, it sees only its own values. `path` names the scope: `graph`,
+    `graph/node 'loop'/body`, `graph/node 'y'/function 'f'`, `function 'f'`.
     """
 
     path: str
     nodes: Sequence[onnx.NodeProto]
     opsets: Mapping[str, int]
+    functions: Functions
     parent: Scope | None = None
     graph: onnx.GraphProto | None = None  # None for a function's body
     function: onnx.FunctionProto | None = None  # the function the scope is in, if any
+    call: onnx.NodeProto | None = None  # for a function's body: the call it is bound to
 
     @cached_property
-    def producers(self) -> dict[str, onnx.NodeProto]:
-        return {out: node for node in self.nodes for out in node.output if out}
+    def sites(self) -> list[Site]:
+        return [Site(node, self, i) for i, node in enumerate(self.nodes)]
 
     @cached_property
-    def consumers(self) -> dict[str, list[onnx.NodeProto]]:
-        found: dict[str, list[onnx.NodeProto]] = {}
-        for node in self.nodes:
-            for name in dict.fromkeys(node.input):
+    def producers(self) -> dict[str, Site]:
+        return {out: site for site in self.sites for out in site.node.output if out}
+
+    @cached_property
+    def readers(self) -> dict[str, list[Site]]:
+        """The nodes reading each value: as an input, or in a subgraph (implicitly)."""
+        found: dict[str, list[Site]] = {}
+        for site in self.sites:
+            implicit = (_outer_reads(g) for g in _graphs(site.node)) if site.node.attribute else ()
+            for name in dict.fromkeys(
+                [*site.node.input, *(n for names in implicit for n in names)]
+            ):
                 if name:
-                    found.setdefault(name, []).append(node)
+                    found.setdefault(name, []).append(site)
         return found
 
     @cached_property
@@ -60,16 +78,16 @@ class Scope:
         return {t.name: t for t in self.graph.initializer} if self.graph is not None else {}
 
     @cached_property
-    def inputs(self) -> frozenset[str]:
+    def inputs(self) -> list[str]:
         if self.graph is not None:
-            return frozenset(v.name for v in self.graph.input)
-        return frozenset(self.function.input) if self.function is not None else frozenset()
+            return [v.name for v in self.graph.input]
+        return list(self.function.input) if self.function is not None else []
 
     @cached_property
-    def outputs(self) -> frozenset[str]:
+    def outputs(self) -> list[str]:
         if self.graph is not None:
-            return frozenset(v.name for v in self.graph.output)
-        return frozenset(self.function.output) if self.function is not None else frozenset()
+            return [v.name for v in self.graph.output]
+        return list(self.function.output) if self.function is not None else []
 
     @cached_property
     def declared(self) -> dict[str, onnx.TypeProto]:
@@ -77,6 +95,8 @@ class Scope:
         infos: list[onnx.ValueInfoProto] = []
         if self.graph is not None:
             infos = [*self.graph.value_info, *self.graph.input, *self.graph.output]
+        elif self.function is not None:
+            infos = list(getattr(self.function, "value_info", ()))  # IR 10
         return {v.name: v.type for v in infos}
 
     def opset(self, domain: str = "") -> int | None:
@@ -88,23 +108,45 @@ class Scope:
             return None
         return self.opsets.get(domain)
 
-    def owner(self, name: str) -> Scope | None:
-        """The innermost scope that defines `name` (node output, initializer or input)."""
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.producers or name in scope.initializers or name in scope.inputs:
-                return scope
-            scope = scope.parent
-        return None
+    def subgraph(self, path: str, graph: onnx.GraphProto) -> Scope:
+        """The scope of a graph attribute of one of this scope's nodes."""
+        return Scope(path, graph.node, self.opsets, self.functions, self, graph, self.function)
+
+    @cached_property
+    def _input_names(self) -> frozenset[str]:
+        return frozenset(self.inputs)
+
+    def defines(self, name: str) -> bool:
+        """`name` is computed, initialized or input here (a bound body's inputs are the
+        caller's arguments: defined there)."""
+        if name in self.producers or name in self.initializers:
+            return True
+        return name in self._input_names and (self.graph is not None or self.call is None)
+
+    def outward(self, name: str) -> tuple[Scope, str] | None:
+        """Where a lookup of `name` continues when this scope does not compute it: the
+        enclosing scope of a subgraph, the caller's argument for a bound function input."""
+        if self.graph is not None:
+            return (self.parent, name) if self.parent is not None else None
+        if self.call is None or self.parent is None or name not in self.inputs:
+            return None
+        index = self.inputs.index(name)
+        argument = self.call.input[index] if index < len(self.call.input) else ""
+        return (self.parent, argument) if argument else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Site:
-    """One node, where it is (`path`), and the scope it reads from."""
+    """One node, the scope it reads from, and where it is (`path`)."""
 
-    path: str
     node: onnx.NodeProto
     scope: Scope
+    index: int  # in the scope's nodes
+
+    @property
+    def path(self) -> str:
+        """`graph/node 'y'`, `graph/node 'loop'/body/node 'x'`: named as `label` says."""
+        return f"{self.scope.path}/{label(self.node, self.index)}"
 
     @property
     def opset(self) -> int | None:
@@ -122,6 +164,64 @@ class Site:
             return False
         return before is None or opset < before
 
+    def input(self, index: int) -> str:
+        """The name of input `index`, "" when written empty or omitted."""
+        return self.node.input[index] if index < len(self.node.input) else ""
+
+    def attribute(self, name: str, default: object = None) -> object:
+        """The value of the node's attribute `name` (`default` when absent); one that
+        refers to the function's attribute is the call's, or the function's default."""
+        return attribute(self.scope, self.node, name, default)
+
+    @cached_property
+    def body(self) -> Scope | None:
+        """The body of the local function this node calls, bound to this call."""
+        key = (self.node.domain, self.node.op_type)
+        function = self.scope.functions.get(key)
+        if function is None or _calling(self.scope, key):
+            return None  # not a call, or a recursive one (invalid ONNX)
+        opsets = {**self.scope.opsets, **_opsets(function.opset_import)}
+        where = f"{self.path}/function '{function.name}'"
+        functions = self.scope.functions
+        return Scope(where, function.node, opsets, functions, self.scope, None, function, self.node)
+
+    def subgraphs(self) -> list[Scope]:
+        """The scopes of the node's graph attributes (If branches, Loop and Scan bodies)."""
+        found = []
+        for attr in self.node.attribute:
+            graphs: list[tuple[str, onnx.GraphProto]] = []
+            if attr.type == AttributeProto.GRAPH:
+                graphs = [(attr.name, attr.g)]
+            elif attr.type == AttributeProto.GRAPHS:
+                graphs = [(f"{attr.name}[{i}]", g) for i, g in enumerate(attr.graphs)]
+            for name, graph in graphs:
+                found.append(self.scope.subgraph(f"{self.path}/{name}", graph))
+        return found
+
+
+def _graphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    return [
+        g for a in node.attribute for g in ([a.g] if a.type == AttributeProto.GRAPH else a.graphs)
+    ]
+
+
+def _outer_reads(graph: onnx.GraphProto) -> list[str]:
+    """The names a subgraph reads from its enclosing scopes (its implicit inputs)."""
+    local = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    local |= {out for node in graph.node for out in node.output}
+    reads = [n for node in graph.node for n in node.input]
+    reads += [n for node in graph.node for g in _graphs(node) for n in _outer_reads(g)]
+    reads += [v.name for v in graph.output]
+    return [n for n in dict.fromkeys(reads) if n and n not in local]
+
+
+def _calling(scope: Scope | None, key: tuple[str, str]) -> bool:
+    while scope is not None:
+        if scope.function is not None and (scope.function.domain, scope.function.name) == key:
+            return True
+        scope = scope.parent
+    return False
+
 
 def label(node: onnx.NodeProto, index: int) -> str:
     """How a path names a node: its name, else its first output (unique in a graph)."""
@@ -134,32 +234,40 @@ def _opsets(imports: Sequence[onnx.OperatorSetIdProto]) -> dict[str, int]:
 
 
 def _walk(scope: Scope) -> Iterator[Site]:
-    for index, node in enumerate(scope.nodes):
-        where = f"{scope.path}/{label(node, index)}"
-        yield Site(where, node, scope)
-        for attr in node.attribute:
-            graphs: list[tuple[str, onnx.GraphProto]] = []
-            if attr.type == AttributeProto.GRAPH:
-                graphs = [(attr.name, attr.g)]
-            elif attr.type == AttributeProto.GRAPHS:
-                graphs = [(f"{attr.name}[{i}]", g) for i, g in enumerate(attr.graphs)]
-            for name, graph in graphs:
-                inner = Scope(
-                    f"{where}/{name}", graph.node, scope.opsets, scope, graph, scope.function
-                )
+    for site in scope.sites:
+        yield site
+        if site.node.attribute:
+            for inner in site.subgraphs():
                 yield from _walk(inner)
+        if scope.functions and site.body is not None:
+            yield from _walk(site.body)
+
+
+def _called(model: onnx.ModelProto) -> set[tuple[str, str]]:
+    """The (domain, op_type) of every node anywhere: which functions something calls."""
+    found: set[tuple[str, str]] = set()
+    pending = [list(model.graph.node), *(list(f.node) for f in model.functions)]
+    while pending:
+        for node in pending.pop():
+            found.add((node.domain, node.op_type))
+            for attr in node.attribute:
+                pending += [list(g.node) for g in (attr.g, *attr.graphs) if g.node]
+    return found
 
 
 def nodes(model: onnx.ModelProto) -> Iterator[Site]:
-    """Every node of the model, main graph first (subgraphs right after the node that
-    holds them), then each model-local function's body, whose own opset imports complete
-    the model's."""
-    model_opsets = _opsets(model.opset_import)
-    yield from _walk(Scope("graph", model.graph.node, model_opsets, graph=model.graph))
-    for function in model.functions:
-        opsets = {**model_opsets, **_opsets(function.opset_import)}
-        where = f"function '{function.name}'"
-        yield from _walk(Scope(where, function.node, opsets, function=function))
+    """Every node of the model: the main graph's in order, each followed by its
+    subgraphs' and, for a call of a local function, the body bound to it; then the
+    bodies of the functions nobody calls."""
+    opsets = _opsets(model.opset_import)
+    functions = {(f.domain, f.name): f for f in model.functions}
+    yield from _walk(Scope("graph", model.graph.node, opsets, functions, graph=model.graph))
+    called = _called(model) if model.functions else set()
+    for key, function in functions.items():
+        if key not in called:
+            inner = {**opsets, **_opsets(function.opset_import)}
+            where = f"function '{function.name}'"
+            yield from _walk(Scope(where, function.node, inner, functions, function=function))
 
 
 def find(model: onnx.ModelProto, *op_types: str) -> Iterator[Site]:
@@ -169,7 +277,7 @@ def find(model: onnx.ModelProto, *op_types: str) -> Iterator[Site]:
 
 def default_opset(model: onnx.ModelProto) -> int | None:
     """The model's opset of the default domain (None when it imports none)."""
-    return Scope("graph", (), _opsets(model.opset_import)).opset()
+    return Scope("graph", (), _opsets(model.opset_import), {}).opset()
 
 
 def input_form(node: onnx.NodeProto, index: int) -> InputForm:
@@ -180,139 +288,27 @@ def input_form(node: onnx.NodeProto, index: int) -> InputForm:
     return "empty" if node.input[index] == "" else "given"
 
 
-def attribute(node: onnx.NodeProto, name: str, default: object = None) -> object:
-    """The value of attribute `name`; `default` when absent or when it refers to the
-    calling function's attribute (`ref_attr_name`: unknown until the call)."""
-    for attr in node.attribute:
-        if attr.name == name:
-            return default if attr.ref_attr_name else helper.get_attribute_value(attr)
+def attribute(scope: Scope, node: onnx.NodeProto, name: str, default: object = None) -> object:
+    """The value of `node`'s attribute `name`, `default` when absent. One that refers to
+    the function's attribute (`ref_attr_name`) is the call's, else the function's own
+    default, else `default` (unknown: an unbound body)."""
+    found = next((a for a in node.attribute if a.name == name), None)
+    if found is None:
+        return default
+    if not found.ref_attr_name:
+        return helper.get_attribute_value(found)
+    body = scope
+    while body.graph is not None and body.parent is not None:
+        body = body.parent  # from a subgraph out to the function's body
+    if body.call is not None and body.parent is not None:
+        return attribute(
+            body.parent, body.call, found.ref_attr_name, _fallback(body, found, default)
+        )
+    return _fallback(body, found, default)
+
+
+def _fallback(body: Scope, ref: AttributeProto, default: object) -> object:
+    for attr in getattr(body.function, "attribute_proto", ()):
+        if attr.name == ref.ref_attr_name:
+            return helper.get_attribute_value(attr)
     return default
-
-
-def producer(scope: Scope, name: str) -> onnx.NodeProto | TensorProto | None:
-    """The node computing `name`, or its initializer, looked up outwards from `scope`;
-    None for graph inputs, empty names and unknown values."""
-    owner = scope.owner(name) if name else None
-    if owner is None:
-        return None
-    if name in owner.producers:
-        return owner.producers[name]
-    return owner.initializers.get(name)
-
-
-def constant_node(scope: Scope, name: str) -> onnx.NodeProto | None:
-    """The Constant node (default domain) producing `name`, if that is what produces it."""
-    made = producer(scope, name)
-    if isinstance(made, onnx.NodeProto) and made.op_type == "Constant":
-        return made if made.domain in DEFAULT_DOMAINS else None
-    return None
-
-
-def constant_attribute(node: onnx.NodeProto) -> str:
-    """The attribute a Constant node holds its value in: value, value_ints, ..."""
-    return node.attribute[0].name if node.attribute else ""
-
-
-def initializer(scope: Scope, name: str) -> TensorProto | None:
-    """The initializer `name` when it is a constant: not also a graph input, which a
-    caller may override at run time."""
-    owner = scope.owner(name) if name else None
-    if owner is None or name in owner.producers or name in owner.inputs:
-        return None
-    return owner.initializers.get(name)
-
-
-def is_constant(scope: Scope, name: str) -> bool:
-    """`name` is an initializer (not overridable) or a Constant node's output."""
-    return initializer(scope, name) is not None or constant_node(scope, name) is not None
-
-
-def _constant_tensor(scope: Scope, name: str) -> TensorProto | None:
-    """The TensorProto holding a constant: the initializer, or a Constant's `value`."""
-    found = initializer(scope, name)
-    if found is not None:
-        return found
-    node = constant_node(scope, name)
-    if node is not None and constant_attribute(node) == "value":
-        value: TensorProto = node.attribute[0].t
-        return value
-    return None
-
-
-def constant(scope: Scope, name: str) -> np.ndarray | None:
-    """The value of a constant input (initializer or Constant node, every attribute form
-    but sparse_value), or None when it is not a constant."""
-    tensor = _constant_tensor(scope, name)
-    if tensor is not None:
-        return numpy_helper.to_array(tensor)
-    node = constant_node(scope, name)
-    if node is None or not node.attribute:
-        return None
-    attr = node.attribute[0]
-    if attr.ref_attr_name or attr.name == "sparse_value":
-        return None
-    value = helper.get_attribute_value(attr)
-    if attr.name in ("value_string", "value_strings"):
-        texts = value if isinstance(value, list) else [value]
-        strings = np.array([t.decode() if isinstance(t, bytes) else t for t in texts], object)
-        return strings if attr.name == "value_strings" else strings.reshape(())
-    return np.array(value)
-
-
-def elem_type(scope: Scope, name: str) -> int | None:
-    """The element type of `name` (TensorProto.FLOAT, ...): of its constant, or declared."""
-    tensor = _constant_tensor(scope, name)
-    if tensor is not None:
-        return tensor.data_type
-    node = constant_node(scope, name)
-    if node is not None:
-        forms = {"value_string": TensorProto.STRING, "value_strings": TensorProto.STRING}
-        forms |= {"value_float": TensorProto.FLOAT, "value_floats": TensorProto.FLOAT}
-        forms |= {"value_int": TensorProto.INT64, "value_ints": TensorProto.INT64}
-        return forms.get(constant_attribute(node))
-    declared = _declared(scope, name)
-    if declared is not None and declared.HasField("tensor_type"):
-        return declared.tensor_type.elem_type
-    return None
-
-
-def _declared(scope: Scope, name: str) -> onnx.TypeProto | None:
-    current: Scope | None = scope
-    while current is not None:
-        if name in current.declared:
-            return current.declared[name]
-        current = current.parent
-    return None
-
-
-def dims(scope: Scope, name: str) -> Dims | None:
-    """The shape of `name` as the model shows it: a constant's dims, or the declared
-    (annotated) shape, each dim an int, a symbol or None (unknown); None when unknown."""
-    tensor = _constant_tensor(scope, name)
-    if tensor is not None:
-        return tuple(int(d) for d in tensor.dims)
-    value = constant(scope, name) if constant_node(scope, name) is not None else None
-    if value is not None:
-        return tuple(int(d) for d in value.shape)
-    declared = _declared(scope, name)
-    if declared is None or not declared.HasField("tensor_type"):
-        return None
-    if not declared.tensor_type.HasField("shape"):
-        return None
-    found: list[int | str | None] = []
-    for dim in declared.tensor_type.shape.dim:
-        if dim.HasField("dim_value"):
-            found.append(int(dim.dim_value))
-        else:
-            found.append(dim.dim_param or None)
-    return tuple(found)
-
-
-def consumers(scope: Scope, name: str) -> list[onnx.NodeProto]:
-    """The nodes of `scope` (not of its subgraphs) that read `name`."""
-    return scope.consumers.get(name, [])
-
-
-def is_output(scope: Scope, name: str) -> bool:
-    """`name` leaves the scope: an output of its graph or of its function's body."""
-    return name in scope.outputs
