@@ -33,24 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def build_model(folder: Path, unrelated: int) -> Path:
-    import numpy as np
-    import onnx
-    from onnx import helper
-
-    from compat.corpus.make import randn
-    from tests.helpers import buried
-
-    core = [
-        helper.make_node("Constant", [], ["pads"], value_ints=[0, 1, 1, 0, 1, 1]),
-        helper.make_node("Pad", ["p", "pads"], ["padded"]),
-    ]
-    model, feeds = buried(core, {"p": randn(1, 1, 2, 3)}, "padded", unrelated=unrelated)
-    path = folder / "buried.onnx"
-    onnx.save(model, path)
-    np.savez(folder / "buried.npz", **feeds)
-    return path
+from triage import build_model  # noqa: E402  (bench/ is this script's path: triage's model)
 
 
 def wall(command: list[str], cwd: Path, codes: tuple[int, ...] = (0, 1)) -> float:
