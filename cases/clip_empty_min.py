@@ -32,7 +32,7 @@ from onnx import helper
 
 from compat.core.case import Case, CustomCheck, Detector, KnownFailure, Optimized
 from compat.corpus.make import const, model, randn, tensor, unknown
-from compat.corpus.walk import find, input_form
+from compat.corpus.walk import with_input
 
 SHAPE = (2, 3, 4)
 MIN, MAX = -0.5, 1.0
@@ -114,11 +114,7 @@ def cases() -> list[Case]:
 
 def _empty_min(model: onnx.ModelProto) -> list[str]:
     """Clip from opset 11 on (min and max are inputs) with min written as ""."""
-    return [
-        site.path
-        for site in find(model, "Clip")
-        if site.at("Clip", since=11) and input_form(site.node, 1) == "empty"
-    ]
+    return [site.path for site in with_input(model, "Clip", 1, "empty", since=11)]
 
 
 DETECTORS = [

@@ -38,7 +38,7 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
-from compat.corpus.walk import Site, find, input_form
+from compat.corpus.walk import Site, with_input
 
 SHAPE = (2, 6)
 PARTS = 3
@@ -109,13 +109,9 @@ def cases() -> list[Case]:
     return [_case(opset, form) for opset in (13, 18) for form in ("omitted", "empty_name")]
 
 
-def _splits(model: onnx.ModelProto, since: int, before: int | None, form: str) -> list[Site]:
+def _splits(model: onnx.ModelProto, since: int, before: int | None, form: InputForm) -> list[Site]:
     """The Splits of opsets [since, before) whose `split` input is in `form`."""
-    return [
-        site
-        for site in find(model, "Split")
-        if site.at("Split", since=since, before=before) and input_form(site.node, 1) == form
-    ]
+    return with_input(model, "Split", 1, form, since=since, before=before)
 
 
 def _empty_next_to_num_outputs(model: onnx.ModelProto) -> list[str]:

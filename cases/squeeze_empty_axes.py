@@ -25,7 +25,7 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import const, model, randn, tensor, unknown
-from compat.corpus.walk import find, input_form
+from compat.corpus.walk import with_input
 
 SHAPE = (1, 3, 1, 4)
 AXES = np.array([0, 2], dtype=np.int64)
@@ -72,11 +72,7 @@ def cases() -> list[Case]:
 
 def _empty_axes(model: onnx.ModelProto) -> list[str]:
     """Squeeze from opset 13 on (axes an input) with axes written as the empty name."""
-    return [
-        site.path
-        for site in find(model, "Squeeze")
-        if site.at("Squeeze", since=13) and input_form(site.node, 1) == "empty"
-    ]
+    return [site.path for site in with_input(model, "Squeeze", 1, "empty", since=13)]
 
 
 DETECTORS = [

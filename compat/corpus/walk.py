@@ -275,6 +275,23 @@ def find(model: onnx.ModelProto, *op_types: str) -> Iterator[Site]:
     return (site for site in nodes(model) if site.is_op(*op_types))
 
 
+def with_input(
+    model: onnx.ModelProto,
+    op_type: str,
+    index: int,
+    form: InputForm,
+    since: int = 1,
+    before: int | None = None,
+) -> list[Site]:
+    """The `op_type` nodes of opsets [since, before) whose input `index` is in `form`:
+    the shape of most "an optional input written this way" constructs."""
+    return [
+        site
+        for site in find(model, op_type)
+        if site.at(op_type, since=since, before=before) and input_form(site.node, index) == form
+    ]
+
+
 def default_opset(model: onnx.ModelProto) -> int | None:
     """The model's opset of the default domain (None when it imports none)."""
     return Scope("graph", (), _opsets(model.opset_import), {}).opset()
