@@ -38,7 +38,7 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
-from compat.corpus.walk import Site, with_input
+from compat.corpus.walk import InputForm, Site, with_input
 
 SHAPE = (2, 6)
 PARTS = 3
