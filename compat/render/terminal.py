@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import textwrap
 from collections import Counter
+from typing import Any
 
-from compat.core.outcomes import CheckResult, Outcome
+from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.report import Report
+from compat.core.versions import in_range
 from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, SQUARES, axis_row, listed
 from compat.render.axes import (
     axis_title,
@@ -30,6 +32,11 @@ MAX_UNEXPECTED = 10
 COMMAND_LINES = 3
 #: "Works since" lines listed before "… and N more".
 MAX_SINCE = 12
+
+#: Lines of the drop-in scan's predictions listed before "… and N more".
+MAX_PREDICTED = 10
+#: The outcomes that are a failure a scan could have predicted (compat/followup/verify.py).
+FAILED = frozenset({Outcome.FAIL, Outcome.XFAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT})
 
 #: The summary legend's order: what a reader hopes to see first.
 SUMMARY_ORDER = ("pass", "known", "unexpected", "skip", "broken")
@@ -132,6 +139,59 @@ def render_unexpected(
     if lines:
         total = len(broken) + len(report.unexpected)
         lines.insert(0, f"{total} unexpected:")
+    return "\n".join(lines)
+
+
+def _predicting(findings: list[dict[str, Any]], cell: CellRecord, check: str) -> list[str]:
+    """The detectors whose bug covers `check` in `cell` (by the bug's own range)."""
+    return [
+        f["detector"]
+        for f in findings
+        if check in f["checks"] and in_range(cell.version(f["package"]), f["known"])
+    ]
+
+
+def render_predictions(report: Report) -> str:
+    """What the scan of the drop-in models (`run["scan"]`, compat/cli/commands/matrix.py)
+    said before the run, set against it: each failing check of a drop-in under "predicted
+    by scan (detector)" or "not predicted", and each predicted failure that passed; one
+    line per (case, check, outcome), naming its cells. Empty for a run without drop-ins."""
+    scanned = report.run.get("scan")
+    if not isinstance(scanned, dict) or not scanned:
+        return ""
+    cells = {c.id: c for c in report.cells}
+    said: dict[str, dict[tuple[str, str, str], list[str]]] = {}
+    counts: Counter[str] = Counter()
+    for r in report.results:
+        if r.case not in scanned or r.cell not in cells:
+            continue
+        by = ", ".join(_predicting(scanned[r.case], cells[r.cell], r.check))
+        if r.outcome in FAILED:
+            verdict = f"predicted by scan ({by})" if by else "not predicted"
+            counts["predicted" if by else "missed"] += 1
+        elif r.outcome in (Outcome.PASS, Outcome.XPASS) and by:
+            verdict = f"predicted by scan ({by}), yet passed"
+            counts["false alarm"] += 1
+        else:
+            continue
+        said.setdefault(verdict, {}).setdefault((r.case, r.check, r.outcome.value), [])
+        said[verdict][(r.case, r.check, r.outcome.value)].append(r.cell)
+    failed, alarms = counts["predicted"] + counts["missed"], counts["false alarm"]
+    lines = [
+        f"scan of the drop-in models, before the run: {counts['predicted']} of {failed} "
+        f"failing results predicted" + (f"; {alarms} predicted failures passed" if alarms else "")
+    ]
+    shown = 0
+    for verdict, results in said.items():
+        if shown < MAX_PREDICTED:
+            lines.append(_cut(one_line(f"  {verdict}:")))
+        for (case, check, outcome), where in results.items():
+            shown += 1
+            if shown <= MAX_PREDICTED:
+                text = f"    {case} · {check} {outcome} on {', '.join(where)}"
+                lines.append(_cut(one_line(text)))
+    if shown > MAX_PREDICTED:
+        lines.append(f"  … and {shown - MAX_PREDICTED} more: see matrix.md (or --grid)")
     return "\n".join(lines)
 
 

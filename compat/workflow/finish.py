@@ -16,6 +16,7 @@ from compat.render.spellings import render_spellings
 from compat.render.terminal import (
     closing_line,
     render_grid,
+    render_predictions,
     render_summary,
     render_unexpected,
     use_colour,
@@ -102,6 +103,10 @@ def finish(
     if spellings:
         print()
         print(spellings)
+    predicted = render_predictions(report)  # the drop-in models' scan, set against the run
+    if predicted:
+        print()
+        print(predicted)
     said = claims(report, pyproject) if pyproject else []
     if said:
         print()

@@ -16,6 +16,8 @@ from compat.workflow.request import Request
 
 if TYPE_CHECKING:
     from compat.core.report import Report
+    from compat.corpus.discover import Corpus
+    from compat.plan.config import Config
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ def run(request: MatrixRequest) -> int:
         "junit_scope": request.junit_scope,
         **({"axes_followed": followed} if followed else {}),
         **whole.meta(),
+        **dropin_scan(common, config, corpus),
     }
     if shard:
         meta["shard"] = shard
@@ -109,6 +112,26 @@ def run(request: MatrixRequest) -> int:
     )
     code = finish(report, write_reports(report, out), request.grid, common.config)
     return _stopped(report, len(plan.cells), out) or code
+
+
+def dropin_scan(common: Request, config: Config, corpus: Corpus) -> dict[str, object]:
+    """`{"scan": {case: [finding]}}`: each drop-in model (and each respelling of one)
+    scanned once, here, for every release (compat/corpus/scan.py), so the terminal can
+    say which of its failures the scan predicted; {} when the run has no drop-in."""
+    from compat.corpus.dropin import slug
+
+    folders = {slug(d.resolve().name) for d in (*config.cases_dirs, *common.corpus.cases_dirs)}
+    models = [c for c in corpus.cases if c.family in folders]
+    if not models:
+        return {}
+    from compat.corpus.scan import scan_model
+
+    scanned: dict[str, list[dict[str, object]]] = {}
+    for case in models:
+        found = scan_model(case.model, None, None, corpus=common.corpus.corpus).findings
+        scanned[case.id] = [{"detector": f.detector, "package": f.package, "known": f.known,
+                             "checks": list(f.checks)} for f in found]  # fmt: skip
+    return {"scan": scanned}
 
 
 def _stopped(report: Report, cells: int, out: Path) -> int:
