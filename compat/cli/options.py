@@ -185,7 +185,9 @@ def request_of(args: argparse.Namespace) -> Request:
             axis=args.axis,
         )
     if "with_" in given:
-        setup = SetupRequest(with_=tuple(args.with_), install=args.install, python=args.python)
+        setup = SetupRequest(
+            with_=tuple(args.with_), install=args.install, python=_pythons(args.python)
+        )
     if "cases_dir" in given:
         corpus = CorpusRequest(
             cases=args.cases,
@@ -251,6 +253,14 @@ def check_options(args: argparse.Namespace) -> None:
             f"--python {python}: no such interpreter; give a Python executable, or minor "
             "versions like --python 3.10,3.12"
         )
+
+
+def _pythons(python: str | None) -> str | None:
+    """`--python` read once for the Python axis: its versions, "" for `--python PATH` (one
+    interpreter: no axis, whatever the config says), None when not given."""
+    if python is None:
+        return None
+    return python if is_version_list(python) else ""
 
 
 def _interpreter(python: str | None) -> str:

@@ -14,7 +14,6 @@ from dataclasses import replace
 from compat.core.errors import UsageError
 from compat.plan.config import Config
 from compat.plan.matrix import Cell, Plan
-from compat.plan.pythons import is_version_list
 from compat.workflow.plan import plan_pythons
 from compat.workflow.request import Request
 
@@ -24,9 +23,7 @@ def follow_up_python(request: Request, config: Config, command: str) -> str:
     missing one is one line, compat/plan/pythons.py); `command` names the follow-up in
     the error for several."""
     given = request.setup.python
-    if given is not None and not is_version_list(given):
-        return ""  # `--python PATH`: that interpreter, as before
-    pythons = plan_pythons(request, config)
+    pythons = plan_pythons(request, config)  # () for `--python PATH`: that interpreter
     if len(pythons) > 1:
         where = f"--python {given}" if given else f"[tool.compat.python] versions {config.python!r}"
         raise UsageError(
@@ -39,8 +36,7 @@ def follow_up_python(request: Request, config: Config, command: str) -> str:
 def given_python(request: Request) -> bool:
     """Whether `--python` names versions on this command line (a repro's cell id then
     names its Python, as the cell it reproduces did)."""
-    given = request.setup.python
-    return given is not None and is_version_list(given)
+    return bool(request.setup.python)
 
 
 def name_python(plan: Plan) -> Plan:

@@ -13,7 +13,6 @@ from compat.corpus.dropin import load_dropins, slug
 from compat.corpus.known import attach
 from compat.corpus.usercommand import DESCRIPTION, FAMILY, command_cases
 from compat.plan.config import Config
-from compat.plan.pythons import is_version_list
 from compat.workflow.listing import default_corpus
 from compat.workflow.plan import globs
 from compat.workflow.request import Request
@@ -122,6 +121,6 @@ def run_options(request: Request) -> dict[str, Any]:
     if request.setup.install:
         options["install"] = request.setup.install
     python = request.setup.python
-    if python and is_version_list(python) and "," not in python and python[:1].isdigit():
+    if python and "," not in python and python[:1].isdigit():
         options["python"] = python  # one Python: the ids do not name it, repro must
     return options

@@ -23,7 +23,7 @@ from compat.plan.matrix import (
     select_shard,
 )
 from compat.plan.pairs import follow_pairs
-from compat.plan.pythons import find_python, is_version_list, parse_pythons, python_version
+from compat.plan.pythons import find_python, parse_pythons, python_version
 from compat.workflow.project import fixed_requirements, project_config
 from compat.workflow.request import Request
 
@@ -77,18 +77,17 @@ def resolve_plan(request: Request, config: Config) -> tuple[Plan, Plan]:
     return whole, whole
 
 
-def plan_pythons(request: Request, config: Config) -> tuple[str, ...]:
+def plan_pythons(request: Request, config: Config, find: bool = True) -> tuple[str, ...]:
     """The Python axis: `--python` versions, else `[tool.compat.python]`, within the
-    project's requires-python for a range; () for the one interpreter of the run. Every
-    interpreter is found now (compat/plan/pythons.py): a missing one is one line."""
+    project's requires-python for a range; () for the one interpreter of the run. With
+    `find`, every interpreter is found now (compat/plan/pythons.py): a missing one is
+    one line; without, the versions are only read (CI installs them next)."""
     given = request.setup.python
-    if given is not None and not is_version_list(given):
-        return ()  # `--python PATH`: one interpreter, no axis
-    text, where = (given, "--python") if given else (config.python, "[tool.compat.python]")
+    text, where = (config.python, "[tool.compat.python]") if given is None else (given, "--python")
     if not text:
         return ()
     pythons = parse_pythons(text, where, requires_python(config.source))
-    for version in pythons:
+    for version in pythons if find else ():
         find_python(version, where)
     return pythons
 

@@ -37,8 +37,8 @@ class SetupRequest:
 
     with_: tuple[str, ...] = ()  # exact pins (cells of their own) or per-cell ranges
     install: str | None = None  # a project to build and install; `none`: nothing
-    #: `--python` as given: minor versions or a range (the Python axis), or the path of
-    #: one interpreter (then also `RunRequest.python`); None: the config's axis, if any
+    #: the Python axis as `--python` gave it: minor versions or a range; "" for no axis
+    #: (`--python PATH`: that one interpreter, `RunRequest.python`); None: the config's
     python: str | None = None
 
 

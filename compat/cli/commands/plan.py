@@ -14,8 +14,7 @@ from compat.core.errors import UsageError
 from compat.core.versions import version_key
 from compat.plan.config import load_config
 from compat.plan.matrix import Cell, select_shard
-from compat.plan.pythons import is_version_list, parse_pythons
-from compat.workflow.plan import requires_python, resolve_plan
+from compat.workflow.plan import plan_pythons, resolve_plan
 from compat.workflow.request import Request
 
 
@@ -84,9 +83,4 @@ def _pythons(cells: tuple[Cell, ...]) -> dict[str, str]:
 def needed_pythons(common: Request) -> tuple[str, ...]:
     """The minor versions of `--python` or `[tool.compat.python]`, read without looking
     for their interpreters (CI installs them next); () without a Python axis."""
-    config = load_config(common.config)
-    given = common.setup.python
-    if given is not None and not is_version_list(given):
-        return ()
-    text, where = (given, "--python") if given else (config.python, "[tool.compat.python]")
-    return parse_pythons(text, where, requires_python(config.source)) if text else ()
+    return plan_pythons(common, load_config(common.config), find=False)
