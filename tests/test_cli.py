@@ -231,3 +231,13 @@ def test_a_remembered_listing_follows_the_case_modules_and_the_options(tmp_path:
     assert cases("--cases", "split_*") == [c for c in both if c.startswith("split_empty_split.")]
     (corpus / "split_empty_split.py").unlink()
     assert cases() == first
+
+
+@pytest.mark.subprocess
+def test_output_cut_short_by_its_reader_is_no_error() -> None:
+    """`onnx-compat plan | head -1`: the reader closes the pipe early; no traceback."""
+    command = f"{sys.executable} -m compat plan --config {ROOT / 'pyproject.toml'} | head -1"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.stdout.startswith("onnx1.14.1-ort") and done.stderr == "", done.stderr
+    assert done.returncode == 0

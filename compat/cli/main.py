@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, cast
@@ -108,3 +109,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "onnx-compat: interrupted; results so far are in the report directory", file=sys.stderr
         )
         return 130
+    except BrokenPipeError:  # `onnx-compat plan | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 0
