@@ -235,9 +235,10 @@ def test_a_remembered_listing_follows_the_case_modules_and_the_options(tmp_path:
 
 @pytest.mark.subprocess
 def test_output_cut_short_by_its_reader_is_no_error() -> None:
-    """`onnx-compat plan | head -1`: the reader closes the pipe early; no traceback."""
-    command = f"{sys.executable} -m compat plan --config {ROOT / 'pyproject.toml'} | head -1"
+    """`onnx-compat plan | head -1`: the reader closes the pipe early (here before the
+    first line: `true` reads nothing); no traceback, exit 0."""
+    command = f"{sys.executable} -m compat plan --config {ROOT / 'pyproject.toml'} | true"
     done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip
-    assert done.stdout.startswith("onnx1.14.1-ort") and done.stderr == "", done.stderr
+    assert done.stderr == "", done.stderr
     assert done.returncode == 0
