@@ -51,18 +51,18 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import hashlib
-import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/data: fixture_files
+from fixture_files import save_npz, sha256
 
 HERE = Path(__file__).resolve().parent
 
@@ -127,14 +127,6 @@ def cache_dir() -> Path:
         os.environ.get("ONNX_COMPAT_EXPORTERS_CACHE")
         or Path.home() / ".cache" / "onnx-compat" / "exporters"
     )
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def unpacked(wheel: Wheel, cache: Path) -> Path:
@@ -290,19 +282,6 @@ def inputs_magika_standard_v1() -> dict[str, np.ndarray]:
 INPUTS = {
     name[len("inputs_") :]: fn for name, fn in dict(globals()).items() if name.startswith("inputs_")
 }
-
-
-def save_npz(path: Path, feeds: dict[str, np.ndarray]) -> None:
-    """Deflated zip entries with a fixed date: a rerun writes the same bytes."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for key, value in feeds.items():
-            arr = io.BytesIO()
-            np.lib.format.write_array(arr, np.asarray(value), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, arr.getvalue())
-    path.write_bytes(buf.getvalue())
 
 
 def write_inputs(out: Path) -> list[Path]:

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import shutil
 import sys
 import tempfile
@@ -58,6 +57,9 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/data: fixture_files
+from fixture_files import save_npz
 
 HERE = Path(__file__).resolve().parent
 
@@ -96,22 +98,7 @@ def _save(out: Path, name: str, model: onnx.ModelProto, feeds: dict[str, np.ndar
         model.opset_import.add(domain=domain, version=version)
     onnx.checker.check_model(model)
     (out / f"{name}.onnx").write_bytes(model.SerializeToString())
-    _save_npz(out / f"{name}.npz", feeds)
-
-
-def _save_npz(path: Path, feeds: dict[str, np.ndarray]) -> None:
-    # np.savez writes zip entries with the current time: write through a zip of
-    # our own with a fixed date so that a rerun is byte-identical.
-    import zipfile
-
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
-        for key, value in feeds.items():
-            arr = io.BytesIO()
-            np.lib.format.write_array(arr, np.asarray(value), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            zf.writestr(info, arr.getvalue())
-    path.write_bytes(buf.getvalue())
+    save_npz(out / f"{name}.npz", feeds, compress=False)
 
 
 def _iris() -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -193,7 +180,7 @@ def copy_silero(out: Path) -> None:
         "state": np.zeros((2, 1, 128), dtype=np.float32),  # LSTM h and c
         "sr": np.array(16000, dtype=np.int64),  # rank 0
     }
-    _save_npz(out / "silero_vad_16k_op15.npz", feeds)
+    save_npz(out / "silero_vad_16k_op15.npz", feeds, compress=False)
     lic = metadata.distribution("silero-vad").read_text("licenses/LICENSE")
     if lic is None:
         sys.exit("make_models.py: silero-vad's LICENSE not found in its dist-info")

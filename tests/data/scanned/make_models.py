@@ -38,13 +38,15 @@ Usage (any Python 3.10+; uv on PATH)::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/data: fixture_files
+from fixture_files import sha256
 
 HERE = Path(__file__).resolve().parent
 #: the producers and what they need, pinned: the venv holds these and their dependencies
@@ -82,10 +84,6 @@ def producers_python() -> Path:
             sys.exit(f"make_models.py: {' '.join(command[:3])}: {done.stderr.strip()}")
     marker.write_text(wanted)
     return python
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # ---- from any Python ---------------------------------------------------------------------

@@ -5,9 +5,7 @@ No ``from __future__ import annotations`` here: onnxscript reads a script functi
 annotations (``FLOAT[1, 3, "H", "W"]``) as values, from this module's globals.
 """
 
-import io
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,9 @@ from onnxscript import opset18 as op
 from skl2onnx import to_onnx
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_iris
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/data: fixture_files
+from fixture_files import save_npz
 
 
 @script()
@@ -65,19 +66,6 @@ def skl2onnx_kmeans() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
 
 
 MODELS = (onnxscript_pad_value_ints, onnxscript_function_while, skl2onnx_kmeans)
-
-
-def save_npz(path: Path, feeds: dict[str, np.ndarray]) -> None:
-    """Deflated zip entries with a fixed date: a rerun writes the same bytes."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for key, value in feeds.items():
-            arr = io.BytesIO()
-            np.lib.format.write_array(arr, np.asarray(value), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, arr.getvalue())
-    path.write_bytes(buf.getvalue())
 
 
 def write_models(out: Path) -> list[Path]:
