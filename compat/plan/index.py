@@ -13,9 +13,8 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from compat.core.errors import CompatError, UsageError
+from compat.plan.pythons import KNOWN
 
-#: the CPython minor versions a "no wheel" message lists wheels among
-PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 INDEX_JSON = "https://pypi.org/pypi/{package}/json"
 
@@ -169,7 +168,7 @@ def missing_wheel(requirements: tuple[str, ...], python: str) -> str:
         if not exact or ";" in requirement or "[" in name:
             continue
         if has_wheel(name, version, python) is False:
-            others = wheel_pythons(name, version, PYTHONS)
+            others = wheel_pythons(name, version, KNOWN)  # the Pythons a message lists
             has = (
                 f"wheels for {', '.join(others)}"
                 if others
