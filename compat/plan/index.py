@@ -15,7 +15,6 @@ from packaging.version import InvalidVersion, Version
 from compat.core.errors import CompatError, UsageError
 from compat.plan.pythons import KNOWN
 
-
 INDEX_JSON = "https://pypi.org/pypi/{package}/json"
 
 
