@@ -115,7 +115,7 @@ def plan_of(
     python = sys.executable
     request = Request(
         config=path,
-        setup=SetupRequest(install="none", python=python),
+        setup=SetupRequest(install="none", python=""),  # this interpreter: no Python axis
         run=RunRequest(jobs=jobs, out=None, state_dir=state_dir, python=python, reruns=1),
     )
     loaded, _ = follow_axes(request, load_config(path))  # a range axis: resolved once, here
