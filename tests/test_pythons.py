@@ -180,3 +180,14 @@ def test_no_wheel_is_what_the_index_lists_for_every_default_cell_and_python() ->
             assert any(f"{n} {r} has no wheel for CPython {cell.python}" in reason
                        for n, r in lacking)  # fmt: skip
     assert 0 < missing < len(plan.cells)
+
+
+@pytest.mark.subprocess  # asks the package index
+def test_an_adopting_projects_cells_are_no_wheel_too() -> None:
+    """A project's cells carry `--project PATH` among their requirements (spox adopted
+    with init: onnxruntime 1.24.4 on 3.10 was an install-error, not no-wheel); only a
+    cell's own index makes the package index's answer moot."""
+    pins = ("onnx==1.23.2", "onnxruntime==1.24.4", "numpy", "pytest")
+    reason = missing_wheel((*pins, "--project /tmp/project"), "3.10")
+    assert "onnxruntime 1.24.4 has no wheel for CPython 3.10" in reason
+    assert missing_wheel((*pins, "--extra-index-url https://example.invalid/simple"), "3.10") == ""

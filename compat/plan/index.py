@@ -160,7 +160,8 @@ def missing_wheel(requirements: tuple[str, ...], python: str) -> str:
     index has no wheel of for it, said with the Pythons it has wheels for; "" when every
     pin has one, or when the index cannot say (a cell with an index of its own, an index
     that cannot be asked: the environment is built and says)."""
-    if not python or any(r.startswith("--") for r in requirements):
+    indexes = ("--index-url", "--extra-index-url")  # a cell's own index: not this one's
+    if not python or any(r.startswith(indexes) for r in requirements):
         return ""
     for requirement in requirements:
         name, exact, version = requirement.partition("==")
