@@ -46,6 +46,25 @@ def test_crashes_and_timeouts_are_recorded_and_the_worker_restarts(tmp_path: Pat
 
 
 @pytest.mark.subprocess
+def test_what_a_worker_leaves_in_its_temp_folder_is_removed_even_when_it_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host_tmp = tmp_path / "host-tmp"
+    host_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(host_tmp))
+    directory = case_dir(hostile_case("litter", "litter_and_die", "ok"), tmp_path / "cases")
+    tasks = [Task("tiny.hostile", name, directory) for name in ("litter", "litter_and_die", "ok")]
+
+    records = run_worker(Path(sys.executable), tasks, tmp_path / "cell", timeout=30)
+
+    assert [r["outcome"] for r in records] == ["pass", "crash", "pass"]
+    left = Path(records[0]["detail"])  # the folder the first check made and never removed
+    assert left.parent == tmp_path / "cell" / "tmp"  # the worker's own TMPDIR ...
+    assert not left.parent.exists()  # ... gone with everything in it, the killed one's too
+    assert list(host_tmp.iterdir()) == []
+
+
+@pytest.mark.subprocess
 def test_results_already_written_survive_a_crash_on_disk(tmp_path: Path) -> None:
     directory = case_dir(hostile_case("ok", "segfault"), tmp_path / "cases")
     tasks = [Task("tiny.hostile", name, directory) for name in ("ok", "ok", "segfault")]

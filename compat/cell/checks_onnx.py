@@ -132,15 +132,15 @@ def check_version_converter(case):
         want = ort_session(case.model_path, "disabled")
         names = [o.name for o in want.get_outputs()]
         expected = dict(zip(names, want.run(None, case.inputs)))
-    folder = tempfile.mkdtemp(prefix="compat-conv-")
-    path = os.path.join(folder, "converted.onnx")
-    onnx.save(converted, path)
-    try:
-        session = ort_session(path, "disabled")
-        got = session.run(None, case.inputs)
-    except Exception as exc:
-        text = "the checker accepts the converted model, onnxruntime does not: " + one_line(exc)
-        raise fail("run", text) from None
+    with tempfile.TemporaryDirectory(prefix="compat-conv-") as folder:
+        path = os.path.join(folder, "converted.onnx")
+        onnx.save(converted, path)
+        try:
+            session = ort_session(path, "disabled")
+            got = session.run(None, case.inputs)
+        except Exception as exc:
+            text = "the checker accepts the converted model, onnxruntime does not: "
+            raise fail("run", text + one_line(exc)) from None
     problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
     if problem:
         text = "converted to opset %d, the model computes something else: %s" % (target, problem)

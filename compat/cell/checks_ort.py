@@ -48,11 +48,11 @@ def check_ort_optimized(case):
     if not want:
         raise skip("case declares no optimized structure")
     level = want.get("level", "all")
-    folder = tempfile.mkdtemp(prefix="compat-opt-")
-    path = os.path.join(folder, "optimized.onnx")
-    open_session(case, level, optimized_path=path)
-    with Phase("load"):
-        optimized = onnx.load(path)
+    with tempfile.TemporaryDirectory(prefix="compat-opt-") as folder:
+        path = os.path.join(folder, "optimized.onnx")
+        open_session(case, level, optimized_path=path)
+        with Phase("load"):
+            optimized = onnx.load(path)
     counts = {}
     for node in optimized.graph.node:
         counts[node.op_type] = counts.get(node.op_type, 0) + 1

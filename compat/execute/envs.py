@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -134,9 +135,13 @@ def probe(cell: Cell, python: Path, code: Path) -> CellRecord:
     """Imports the stack in the cell and runs a tiny model; import-error on failure."""
     pinned = dict(_pins(cell.requirements))
     others = sorted(set(pinned) - {"onnx", "onnxruntime", "numpy", "protobuf"})
+    # what the import leaves in TMPDIR goes with the folder (onnxruntime 1.29 and 1.30
+    # write a telemetry session file and a debug log there)
     try:
-        command = cellcode.command(python, "probe", *others)
-        done = run_command(command, timeout=300, env=cellcode.environ(code), cwd=code)
+        with tempfile.TemporaryDirectory(prefix="compat-probe-") as scratch:
+            command = cellcode.command(python, "probe", *others)
+            environ = cellcode.environ(code, Path(scratch))
+            done = run_command(command, timeout=300, env=environ, cwd=code)
     except subprocess.TimeoutExpired:
         return _broken(cell, CellState.IMPORT_ERROR, "import probe ran past 300 s")
     if done.returncode != 0:

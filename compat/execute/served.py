@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import selectors
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -32,16 +33,18 @@ class ServedWorker:
         workdir.mkdir(parents=True, exist_ok=True)
         self.log = workdir / "served.log"
         self.log.write_text("")
+        self.scratch = workdir / "tmp"  # the worker's TMPDIR, removed by close()
         self.process: subprocess.Popen[bytes] | None = None
         self.started = 0  # worker processes started: 1 unless a task killed one
         self.stalled = False  # the last answer never came within the timeout
 
     def _start(self) -> subprocess.Popen[bytes]:
+        self.scratch.mkdir(exist_ok=True)
         limits = json.dumps(list(self.env.record.limits))
         with self.log.open("ab") as err:
             process = subprocess.Popen(
                 cellcode.command(self.env.python, "serve", limits),
-                env=cellcode.environ(self.env.code),
+                env=cellcode.environ(self.env.code, self.scratch),
                 cwd=self.env.code,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -107,6 +110,7 @@ class ServedWorker:
             except subprocess.TimeoutExpired:
                 stop(self.process)
             self.process = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> ServedWorker:
         return self

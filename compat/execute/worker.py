@@ -176,49 +176,58 @@ def run_worker(
             on_records(list(enumerate(fresh, start=delivered)))
             delivered += len(fresh)
 
-    while results.refresh() < len(tasks):
-        log_start = log.stat().st_size
-        process = _spawn(python, code, plan, results, log)
-        interrupt.register(process)
-        timed_out, allowed, last_progress = _watch(process, results, tasks, timeout, deliver)
-        interrupt.unregister(process)
-        results.drop_partial_line()
-        if results.count >= len(tasks) or interrupt.STOP.is_set():
-            break  # (stopped: the records so far, no verdict for the task it was on)
-        task = tasks[results.count]
-        slow = slow_runner(task.check) if timed_out else ""
-        if slow:  # the same runner on the same model in this cell is no quicker: the
-            # worker skips the rest of its tasks, saying why, instead of waiting again
-            for later in given[results.count + 1 :]:
-                if slow_runner(later["check"]) == slow and later["case_dir"] == task.case_dir:
-                    later["skip"] = slow_detail(later["check"], slow, stack, allowed, task.check)
-            plan.write_text(json.dumps(protocol.plan(given, list(limits), memory)))
-        outcome, detail = _lost(task, process.returncode, timed_out, allowed, stack, memory,
-                                log_tail(log, log_start))  # fmt: skip
-        results.append(
-            protocol.record(
-                outcome,
-                detail,
-                index=results.count,
-                case=task.case,
-                check=task.check,
-                seconds=round(time.monotonic() - last_progress, 4),
-                retry=True,  # a crash or a stop is no verdict to keep: computed again
+    with cellcode.scratch_folder(workdir / "tmp") as scratch:  # TMPDIR, removed after
+        while results.refresh() < len(tasks):
+            log_start = log.stat().st_size
+            process = _spawn(python, code, plan, results, log, scratch)
+            interrupt.register(process)
+            timed_out, allowed, last_progress = _watch(process, results, tasks, timeout, deliver)
+            interrupt.unregister(process)
+            results.drop_partial_line()
+            if results.count >= len(tasks) or interrupt.STOP.is_set():
+                break  # (stopped: the records so far, no verdict for the task it was on)
+            task = tasks[results.count]
+            if timed_out and _skip_slow_rest(given[results.count + 1 :], task, stack, allowed):
+                plan.write_text(json.dumps(protocol.plan(given, list(limits), memory)))
+            outcome, detail = _lost(task, process.returncode, timed_out, allowed, stack, memory,
+                                    log_tail(log, log_start))  # fmt: skip
+            results.append(
+                protocol.record(
+                    outcome,
+                    detail,
+                    index=results.count,
+                    case=task.case,
+                    check=task.check,
+                    seconds=round(time.monotonic() - last_progress, 4),
+                    retry=True,  # a crash or a stop is no verdict to keep: computed again
+                )
             )
-        )
     deliver()
     return results.records()
 
 
+def _skip_slow_rest(later: list[protocol.Task], task: Task, stack: str, allowed: float) -> bool:
+    """After `task` timed out: the same slow runner on the same model in this cell is no
+    quicker, so the worker skips those of the `later` tasks, saying why, instead of waiting
+    again. Whether any was marked."""
+    slow = slow_runner(task.check)
+    marked = False
+    for line in later if slow else ():
+        if slow_runner(line["check"]) == slow and line["case_dir"] == task.case_dir:
+            line["skip"] = slow_detail(line["check"], slow, stack, allowed, task.check)
+            marked = True
+    return marked
+
+
 def _spawn(
-    python: Path, code: Path, plan: Path, results: ResultsFile, log: Path
+    python: Path, code: Path, plan: Path, results: ResultsFile, log: Path, scratch: Path
 ) -> subprocess.Popen[bytes]:
     """A worker that runs the plan from its first task without a record on."""
     start = str(results.count)
     with log.open("ab") as err:
         process = subprocess.Popen(
             cellcode.command(python, "run", str(plan), str(results.path), start),
-            env=cellcode.environ(code),
+            env=cellcode.environ(code, scratch),
             cwd=code,
             stdin=subprocess.DEVNULL,
             stdout=err,

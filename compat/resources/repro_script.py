@@ -17,6 +17,7 @@ onnx-compat code that ran the check inside the cell (compat/cell/).
 import base64
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -28,6 +29,13 @@ BLOBS = {"@blobs@": ""}
 
 def main():
     folder = tempfile.mkdtemp(prefix="compat-repro-")
+    try:
+        return run_in(folder)
+    finally:  # the unpacked case and code: nothing left behind in the temp folder
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_in(folder):
     for name, text in BLOBS.items():
         path = os.path.join(folder, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)

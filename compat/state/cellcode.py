@@ -7,11 +7,13 @@ install the host's site-packages would otherwise shadow the cell's own onnx.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from compat.cell import ROOT, files
@@ -62,14 +64,31 @@ def stage(directory: Path) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def scratch_folder(where: Path) -> Iterator[Path]:
+    """A fresh, empty temp folder for cell processes at `where`, removed on the way out,
+    whatever happened to the processes that wrote into it."""
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True)
+    try:
+        yield where
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
 def command(python: Path, *args: str) -> list[str]:
     """The command line that runs `python -m compat.cell ARGS` in a cell."""
     return [str(python), "-m", "compat.cell", *args]
 
 
-def environ(code: Path) -> dict[str, str]:
-    """The cell process's environment: the staged code first on its path, no host venv."""
+def environ(code: Path, scratch: Path | None = None) -> dict[str, str]:
+    """The cell process's environment: the staged code first on its path, no host venv.
+    `scratch`: the process's temp folder (TMPDIR), which its starter removes when the
+    process is done: what a check, a user's command or a killed worker leaves there goes
+    with it."""
     env = dict(os.environ)
+    if scratch is not None:
+        env["TMPDIR"] = str(scratch)
     env.pop("VIRTUAL_ENV", None)
     env["PYTHONPATH"] = str(code)
     env["PYTHONNOUSERSITE"] = "1"

@@ -69,3 +69,18 @@ def stall_once(case):
 def wait(case):
     """As `hang`; named to run after `ok` (a case's checks run in name order)."""
     time.sleep(600)
+
+
+def litter(case):
+    """Leaves a temp folder behind, and says where (a check that forgets to clean up)."""
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="compat-litter-")
+    Path(folder, "left.bin").write_bytes(b"x" * 1024)
+    return folder
+
+
+def litter_and_die(case):
+    """Leaves a temp folder behind and is killed before it could remove it."""
+    litter(case)
+    os.kill(os.getpid(), 9)
