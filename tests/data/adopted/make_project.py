@@ -9,8 +9,10 @@ pytest suite of 665 tests. README.md beside this file has the ground truth per r
 
 What DEST gets:
 
-* the project's sdist from the package index (``pip download``, sha256-checked; kept in
-  a cache folder so the download happens once per machine), extracted;
+* the project's sdist from the package index (``pip download``, run by ``uv tool run``
+  since a venv made by uv has no pip; sha256-checked; kept in
+  ``$ONNX_COMPAT_ADOPTED_CACHE``, else ``$XDG_CACHE_HOME/onnx-compat/adopted``, so the
+  download happens once per machine), extracted;
 * ``--tests subset`` (default) keeps ``tests/__init__.py``, ``tests/conftest.py`` and the
   files in SUBSET, and deletes the other test files (3 files, 60 tests; a few seconds a
   cell); ``--tests all`` keeps the whole suite;
@@ -21,13 +23,12 @@ What DEST gets:
   name), so setuptools-scm gives version 0.18.2. ``--layout sdist``: the extracted sdist as
   it is (trimmed), no git: a plain folder whose version comes from PKG-INFO.
 
-pyproject.toml is never touched. Prints DEST's path. Standard library + pip + git only.
+pyproject.toml is never touched. Prints DEST's path. Standard library + uv + git only.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
@@ -35,6 +36,10 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/data: fixture_files
+import fixture_files
+from fixture_files import sha256
 
 NAME = "spox"
 VERSION = "0.18.2"
@@ -65,20 +70,12 @@ GIT_ENV = {
 }
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def cache_dir() -> Path:
-    env = os.environ.get("ONNX_COMPAT_ADOPTED_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "onnx-compat" / "adopted"
+    return fixture_files.cache_dir("adopted", "ONNX_COMPAT_ADOPTED_CACHE")
 
 
 def fetch_sdist(given: Path | None) -> Path:
-    """The verified sdist: the given file, the cached one, or a fresh pip download."""
+    """The verified sdist: the given file, the cached one, or a fresh download."""
     if given is not None:
         if sha256(given) != SHA256:
             sys.exit(f"{given}: sha256 is not {SHA256}")
@@ -90,11 +87,14 @@ def fetch_sdist(given: Path | None) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         req = Path(tmp) / "req.txt"
         req.write_text(f"{NAME}=={VERSION} --hash=sha256:{SHA256}\n")
-        # an sdist only (--no-binary), no dependencies; pip checks the hash
+        # an sdist only (--no-binary), no dependencies; pip checks the hash. pip runs
+        # from uv's tool cache: the interpreter running this script may have none
         subprocess.run(
             [
-                sys.executable,
-                "-m",
+                fixture_files.find_uv(),
+                "tool",
+                "run",
+                "--quiet",
                 "pip",
                 "download",
                 "-q",

