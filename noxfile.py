@@ -20,6 +20,10 @@ nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests"]
 
 PYTHON = "3.11"
+#: pytest on every core, a test file to a worker: a module's fixtures (a real project
+#: adopted, plain venvs of exporters' models) are made once, and the workers share the
+#: environments of tests/conftest.py's `shared_state`
+PARALLEL = ("-n", "auto", "--dist", "loadfile")
 PYPROJECT = Path(__file__).with_name("pyproject.toml")
 
 
@@ -104,7 +108,7 @@ def merge(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the test suite (a few real environments included): `nox -s tests -- -k NAME`."""
     install_project(session, "[test,docs]")  # docs: the site's build and browser tests
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *PARALLEL, *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -112,7 +116,7 @@ def quick(session: nox.Session) -> None:
     """The edit loop's tier: every test that builds no environment and drives no browser
     (about a minute); `.ci/run` runs them all (`nox -s tests`)."""
     install_project(session, "[test]")
-    session.run("pytest", "-m", "not envs and not browser", *session.posargs)
+    session.run("pytest", *PARALLEL, "-m", "not envs and not browser", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -20,8 +20,20 @@ from compat.corpus.backend_suite import backend_cases
 from compat.corpus.discover import write_case
 from compat.render.scoreboard import render_scoreboard, scoreboard_rows
 
-FAMILY, DESCRIPTION, CASES = backend_cases()
-BY_NAME = {c.id.split(".", 1)[1]: c for c in CASES}
+
+@pytest.fixture(scope="session")
+def suite() -> tuple[str, list[Case]]:
+    """(family, cases): onnx's backend suite, generated once a session and only for the
+    tests that read it (about 7 s; never at collection)."""
+    family, _, cases = backend_cases()
+    return family, cases
+
+
+@pytest.fixture(scope="session")
+def by_name(suite: tuple[str, list[Case]]) -> dict[str, Case]:
+    return {c.id.split(".", 1)[1]: c for c in suite[1]}
+
+
 #: Passing and failing tests on the host's onnxruntime (>= 1.32), tensors and sequences.
 SLICE = [
     "test_abs",
@@ -36,11 +48,14 @@ SLICE = [
 ]
 
 
-def test_the_suite_is_generated_once_with_op_tags() -> None:
-    assert FAMILY == "onnx_backend" and len(CASES) > 1000
-    assert BY_NAME["test_abs"].tags == ("Abs",)
-    expanded = [n for n in BY_NAME if n.endswith("_expanded")]
-    assert expanded and BY_NAME[expanded[0]].tags == BY_NAME[expanded[0][: -len("_expanded")]].tags
+def test_the_suite_is_generated_once_with_op_tags(
+    suite: tuple[str, list[Case]], by_name: dict[str, Case]
+) -> None:
+    family, cases = suite
+    assert family == "onnx_backend" and len(cases) > 1000
+    assert by_name["test_abs"].tags == ("Abs",)
+    expanded = [n for n in by_name if n.endswith("_expanded")]
+    assert expanded and by_name[expanded[0]].tags == by_name[expanded[0][: -len("_expanded")]].tags
 
 
 def ours(case: Case, tmp_path: Path) -> bool:
@@ -69,9 +84,11 @@ def theirs(names: list[str]) -> dict[str, bool]:
     return {name: f"{name}_cpu" not in failed for name in names}
 
 
-def test_pass_and_fail_agree_with_onnx_backend_runner_on_the_host_release(tmp_path: Path) -> None:
+def test_pass_and_fail_agree_with_onnx_backend_runner_on_the_host_release(
+    tmp_path: Path, by_name: dict[str, Case]
+) -> None:
     reference = theirs(SLICE)
-    mine = {name: ours(BY_NAME[name], tmp_path) for name in SLICE}
+    mine = {name: ours(by_name[name], tmp_path) for name in SLICE}
     assert mine == reference
     assert any(reference.values()) and not all(reference.values())  # the slice has both
 
@@ -169,8 +186,10 @@ PB_CASES = [
 
 
 @pytest.mark.parametrize("name", PB_CASES)
-def test_sequences_and_optionals_travel_as_protobuf_files(name: str, tmp_path: Path) -> None:
-    case = BY_NAME[name]
+def test_sequences_and_optionals_travel_as_protobuf_files(
+    name: str, tmp_path: Path, by_name: dict[str, Case]
+) -> None:
+    case = by_name[name]
     files = write_case(case, tmp_path)
     data = load_pb_data(str(files.directory), case.model)
     generated = {f"in.{k}": v for k, v in case.inputs.items()}
@@ -183,21 +202,23 @@ def test_sequences_and_optionals_travel_as_protobuf_files(name: str, tmp_path: P
         same(data[key], decoded[key], f"{name} {key} vs onnx.numpy_helper")
 
 
-def test_the_decoded_values_are_the_ones_onnx_generates(tmp_path: Path) -> None:
+def test_the_decoded_values_are_the_ones_onnx_generates(
+    tmp_path: Path, by_name: dict[str, Case]
+) -> None:
     """The values of onnx's generators (onnx/backend/test/case/node), written down."""
-    insert = BY_NAME["test_sequence_insert_at_back"]
+    insert = by_name["test_sequence_insert_at_back"]
     data = load_pb_data(str(write_case(insert, tmp_path).directory), insert.model)
     first = [np.array([1, 2, 3, 4]), np.array([5, 6, 7]), np.array([8, 9])]
     same(data["in.sequence"], first, "in.sequence")
     same(data["in.tensor"], np.array([10, 11, 12]), "in.tensor")
     same(data["out.output_sequence"], [*first, np.array([10, 11, 12])], "out.output_sequence")
 
-    empty = BY_NAME["test_optional_has_element_empty_optional_input"]
+    empty = by_name["test_optional_has_element_empty_optional_input"]
     data = load_pb_data(str(write_case(empty, tmp_path).directory), empty.model)
     assert data["in.optional_input"] is None
     same(data["out.output"], np.array(False), "out.output")
 
-    held = BY_NAME["test_optional_get_element_optional_sequence"]
+    held = by_name["test_optional_get_element_optional_sequence"]
     data = load_pb_data(str(write_case(held, tmp_path).directory), held.model)
     same(data["in.optional_input"], [np.array([1, 2, 3, 4], dtype=np.int32)], "in")
     same(data["out.output"], [np.array([1, 2, 3, 4], dtype=np.int32)], "out")
