@@ -67,7 +67,8 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     assert axis == ["  python: 3.9, 3.12, the CPythons installed here that requires-python "
                     ">=3.9 allows: every cell runs on each (narrow [tool.compat.python] to run "
                     "fewer)"]  # fmt: skip
-    assert "  run: tests=pytest -q tests  (--run replaces it)" in said
+    guessed = "no test command found in noxfile.py, tox.ini or CI: guessed"
+    assert f"  run: tests=pytest -q tests  ({guessed}; --run replaces it)" in said
     assert ".gitignore: .compat/, .nox/ appended" in said  # /reports is ignored already
     assert (tmp_path / ".gitignore").read_text().startswith("/reports\n*.pyc\n# onnx-compat")
     from compat.plan.config import load_config

@@ -53,10 +53,11 @@ def test_the_guess_is_the_third_party_distributions_the_tests_import(tmp_path: P
     project = _project(tmp_path)
     folder = find_test_folder(project)
     assert folder == project / "test"
-    imports = imported_modules(folder)
+    files = sorted(folder.rglob("*.py"))
+    imports = imported_modules(files)
     assert "torch" not in imports  # optional: imported under `except ImportError`
     assert {"onnxscript", "PIL", "mylib", "helpers"} <= imports
-    guess = guess_requires(imports, local_modules(project, folder), own="mylib")
+    guess = guess_requires(imports, local_modules(project, files), own="mylib")
     # import names mapped to distributions; stdlib, the project, its helpers and what
     # every cell has (onnx, numpy, protobuf) left out
     assert guess == ["hypothesis", "ml_dtypes", "onnxscript", "pillow", "pyyaml", "scikit-learn"]
@@ -65,11 +66,11 @@ def test_the_guess_is_the_third_party_distributions_the_tests_import(tmp_path: P
 def test_a_folder_is_pytest_unless_it_is_plain_unittest(tmp_path: Path) -> None:
     folder = tmp_path / "tests"
     folder.mkdir()
-    assert looks_like_pytest(folder, {"numpy"}, {})  # bare test functions
-    assert not looks_like_pytest(folder, {"unittest", "numpy"}, {})
-    assert looks_like_pytest(folder, {"unittest"}, {"tool": {"pytest": {}}})
-    (folder / "conftest.py").write_text("")
-    assert looks_like_pytest(folder, {"unittest"}, {})
+    files = [folder / "test_a.py"]
+    assert looks_like_pytest(files, {"numpy"}, {})  # bare test functions
+    assert not looks_like_pytest(files, {"unittest", "numpy"}, {})
+    assert looks_like_pytest(files, {"unittest"}, {"tool": {"pytest": {}}})
+    assert looks_like_pytest([*files, folder / "conftest.py"], {"unittest"}, {})
     assert suite_command(tmp_path, folder, True) == "tests=pytest -q tests"
     assert suite_command(tmp_path, folder, False) == "tests=python -m unittest discover -q -s tests"
     assert find_test_folder(tmp_path / "tests") is None

@@ -65,23 +65,26 @@ def _imports(tree: ast.AST) -> set[str]:
     return found
 
 
-def imported_modules(folder: Path) -> set[str]:
-    """The top-level names the folder's Python files import, wherever in the file,
-    except in a `try` that catches ImportError (optional) and relative imports."""
+def imported_modules(files: list[Path]) -> set[str]:
+    """The top-level names the files import, wherever in the file, except in a `try`
+    that catches ImportError (optional) and relative imports."""
     found: set[str] = set()
-    for path in sorted(folder.rglob("*.py")):
+    for path in files:
         try:
             found |= _imports(ast.parse(path.read_bytes(), str(path)))
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, OSError):
             continue  # a file the tests never import as is (a template, a fixture)
     return found
 
 
-def local_modules(project: Path, folder: Path) -> set[str]:
+def local_modules(project: Path, files: list[Path]) -> set[str]:
     """Names importable from the project itself: its packages and modules at the top,
-    under src/, and beside the tests (conftest helpers)."""
+    under src/, and beside the test files (conftest helpers, the package they test)."""
     names = set()
-    for root in (project, project / "src", folder, *folder.rglob("*")):
+    roots = {project, project / "src", *(f.parent for f in files)}
+    for folder in {f.parent for f in files}:  # and every folder up to the project
+        roots |= {p for p in folder.parents if p.is_relative_to(project)}
+    for root in roots:
         if not root.is_dir():
             continue
         for child in root.iterdir():
@@ -92,15 +95,15 @@ def local_modules(project: Path, folder: Path) -> set[str]:
     return names
 
 
-def looks_like_pytest(folder: Path, imports: set[str], pyproject: dict[str, object]) -> bool:
+def looks_like_pytest(files: list[Path], imports: set[str], pyproject: dict[str, object]) -> bool:
     """pytest runs it: a conftest.py, a pytest import, pytest's configuration, or test
     functions outside unittest.TestCase classes."""
-    if "pytest" in imports or any(folder.rglob("conftest.py")):
+    if "pytest" in imports or any(f.name == "conftest.py" for f in files):
         return True
     tool = pyproject.get("tool", {})
     if isinstance(tool, dict) and "pytest" in tool:
         return True
-    if (folder.parent / "pytest.ini").is_file():
+    if any((f.parent / "pytest.ini").is_file() for f in files):
         return True
     # plain `def test_…` functions, no unittest: only pytest collects those
     return "unittest" not in imports

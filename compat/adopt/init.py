@@ -24,17 +24,17 @@ from compat.adopt.declared import (
     set_requirements,
 )
 from compat.adopt.files import template, toml_list, write_gitignore
-from compat.adopt.guess import (
-    find_test_folder,
-    guess_requires,
-    imported_modules,
-    local_modules,
-    looks_like_pytest,
-    suite_command,
-)
+from compat.adopt.guess import guess_requires, imported_modules, local_modules, looks_like_pytest
 from compat.adopt.python_axis import NO_AXIS, PythonAxis, choose_python_axis
 from compat.adopt.sessions import session_python, write_noxfile
+from compat.adopt.testsource import (
+    declared_commands,
+    source_test_folders,
+    suite_runs,
+    test_files,
+)
 from compat.core.errors import UsageError
+from compat.plan.index import on_index as index_has
 from compat.plan.index import releases as index_releases
 from compat.plan.pythons import installed as installed_pythons
 
@@ -74,25 +74,40 @@ class SuiteSetup:
         return f"requires = [{toml_list(self.requires)}]{note}"
 
 
-def read_tests(project: Path, pyproject: dict[str, Any], runs: list[str]) -> SuiteSetup:
+def read_tests(
+    project: Path,
+    pyproject: dict[str, Any],
+    runs: list[str],
+    on_index: Callable[[str], bool | None] = index_has,
+) -> SuiteSetup:
     """The test command (unless `runs` are given) and test dependencies: a declared
-    test group or extra when there is one, else a guess from the test folder's imports."""
-    folder = find_test_folder(project)
+    test group or extra when there is one, else a guess from every test file's imports
+    (tests/, test/, and the tests beside the code under src/)."""
+    files = test_files(project)
     groups, extras = declared_test_sets(pyproject)
-    if folder is None:
+    declared = declared_commands(project, pyproject)
+    if not files and not declared:
         return SuiteSetup(runs, [], groups, extras, [])
-    imports = imported_modules(folder)
+    imports = imported_modules(files)
     own = str(pyproject.get("project", {}).get("name", project.name))
-    guessed = guess_requires(imports, local_modules(project, folder), own)
-    pytest = looks_like_pytest(folder, imports, pyproject)
-    if pytest and "pytest" not in guessed:
-        guessed = sorted([*guessed, "pytest"], key=str.lower)
-    where = f"{folder.relative_to(project).as_posix()}/"
-    said = []
+    guessed = guess_requires(imports, local_modules(project, files), own)
+    not_dists = [d for d in guessed if on_index(d) is False]  # written by the tests, say
+    guessed = [d for d in guessed if d not in not_dists]
+    pytest = any(c.command.startswith("pytest") for c in declared) or (
+        not declared and looks_like_pytest(files, imports, pyproject)
+    )
+    plugins = [d for c in declared for d in c.plugins()]
+    wanted = [*guessed, *plugins, *(["pytest"] if pytest else [])]
+    guessed = sorted(dict.fromkeys(wanted), key=str.lower)
+    where = ", ".join(f"{f}/" for f in source_test_folders(project)) or "the project"
+    said = [f"tests: {len(files)} file{'s' * (len(files) != 1)} in {where}"]
+    if not_dists:
+        said.append(f"left out {', '.join(not_dists)}: imported by the tests, not on the "
+                    "package index (made by the tests, or the project's own)")  # fmt: skip
     if groups or extras:
         named = f"group {groups[0]}" if groups else f"extra {extras[0]}"
-        declared = set_requirements(pyproject, groups, extras)
-        unlisted = [d for d in guessed if canonicalize_name(d) not in declared]
+        listed = set_requirements(pyproject, groups, extras)
+        unlisted = [d for d in guessed if canonicalize_name(d) not in listed]
         said.append(f"test dependencies: the project's {named}"
                     + (f"; {where} also imports {', '.join(unlisted)}: add them to it or to "
                        "`requires`" if unlisted else ""))  # fmt: skip
@@ -102,8 +117,8 @@ def read_tests(project: Path, pyproject: dict[str, Any], runs: list[str]) -> Sui
     else:
         said.append(f"requires: {where} imports nothing beyond onnx, onnxruntime and numpy")
     if not runs:
-        runs = [suite_command(project, folder, pytest)]
-        said.append(f"run: {runs[0]}  (--run replaces it)")
+        runs, why = suite_runs(project, declared, pytest)
+        said += [f"run: {run}  ({w}; --run replaces it)" for run, w in zip(runs, why, strict=True)]
     return SuiteSetup(runs, guessed, groups, extras, said)
 
 
@@ -134,12 +149,13 @@ def write_tool_compat(
     options: InitOptions,
     releases: Callable[[str], list[str]],
     python: PythonAxis = NO_AXIS,
+    on_index: Callable[[str], bool | None] = index_has,
 ) -> list[str]:
     path = project / "pyproject.toml"
     existing = path.read_text() if path.is_file() else ""
     if "[tool.compat" in existing:
         return [f"{path.name}: has a [tool.compat] section already; left as it is"]
-    tests = read_tests(project, pyproject, options.runs)
+    tests = read_tests(project, pyproject, options.runs, on_index)
     axes, said = choose_axes(declared_ranges(path), releases)
     text = tool_compat(options.models, tests, {a.package: a.toml() for a in axes}, python)
     with path.open("a") as f:
@@ -154,6 +170,7 @@ def init(
     options: InitOptions,
     releases: Callable[[str], list[str]] = index_releases,
     installed: Callable[[], tuple[str, ...]] = installed_pythons,
+    on_index: Callable[[str], bool | None] = index_has,
 ) -> list[str]:
     """Writes what is missing; returns one line per file saying what was done (and the
     guesses to review), then the next command.
@@ -163,12 +180,14 @@ def init(
         options: what the user asked for.
         releases: the package index's releases with a wheel for this Python.
         installed: the CPython minor versions installed here (compat/plan/pythons.py).
+        on_index: whether the package index has a distribution of that name (None:
+            unknown), for the guessed test requirements.
     """
     pyproject = read_pyproject(project / "pyproject.toml")
     requires_python = str(pyproject.get("project", {}).get("requires-python", ""))
     python, note = session_python(requires_python)
     axis = choose_python_axis(requires_python, options.python, installed)
-    said = write_tool_compat(project, pyproject, options, releases, axis)
+    said = write_tool_compat(project, pyproject, options, releases, axis, on_index)
     said.append(write_noxfile(project, options.install, python))
     if note:
         said.append(f"  sessions run {note}")

@@ -51,19 +51,26 @@ def defined_sessions(text: str) -> set[str]:
     return names & set(SESSIONS)
 
 
+def _imports(text: str, module: str) -> bool:
+    return re.search(rf"^import {module}\b", text, re.M) is not None
+
+
 def noxfile_text(existing: str, install: str, python: str) -> tuple[str, list[str]]:
     """What to append to a noxfile that holds `existing` (empty: a new file), and the
-    sessions that adds."""
+    sessions that adds. An existing noxfile gains no import below its own code (the
+    project's linters would refuse it, E402): the code added uses pathlib only where
+    the noxfile imports it already, else builtins; only a missing `import nox` is added."""
     missing = [name for name in SESSIONS if name not in defined_sessions(existing)]
     if not missing:
         return "", []
-    imports = [m for m in ("pathlib", "nox") if not re.search(rf"^import {m}\b", existing, re.M)]
-    if existing:
-        parts = ["\n" + "".join(f"import {m}\n" for m in imports)] if imports else []
-    else:  # the standard library, a blank line, then nox: as isort sorts them
+    if not existing:  # the standard library, a blank line, then nox: as isort sorts them
         parts = [template("noxfile_head.py.in"), "import pathlib\n\nimport nox\n"]
+    else:
+        parts = [] if _imports(existing, "nox") else ["\nimport nox\n"]
     if "def _onnx_compat(" not in existing:
-        parts.append(template("noxfile_compat.py.in").replace("@INSTALL@", json.dumps(install)))
+        builtins = existing and not _imports(existing, "pathlib")
+        helper = "noxfile_compat_builtins.py.in" if builtins else "noxfile_compat.py.in"
+        parts.append(template(helper).replace("@INSTALL@", json.dumps(install)))
     for name in missing:
         text = template("noxfile_session.py.in")
         filled = {"PYTHON": f'"{python}"', "NAME": name, "DOC": SESSIONS[name]}

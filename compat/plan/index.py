@@ -66,6 +66,18 @@ def releases(
     return list(_releases(package, pre, yanked, index_url, python))
 
 
+@functools.lru_cache(maxsize=256)
+def on_index(package: str) -> bool | None:
+    """Whether the package index has a project named `package` (None: it could not be
+    asked): an import name that is no distribution (a module the tests write, a
+    helper beside them) is not a requirement."""
+    try:
+        _files(package, "")
+    except CompatError as exc:
+        return False if "HTTP Error 404" in str(exc) else None
+    return True
+
+
 @functools.lru_cache(maxsize=64)
 def _files(package: str, index_url: str) -> dict[str, list[dict[str, object]]]:
     """Every release of `package` and its files, asked once per process."""
