@@ -22,10 +22,24 @@ def test_the_workflow_plans_shards_runs_each_and_merges_them(tmp_path: Path) -> 
     assert '"$GITHUB_STEP_SUMMARY"' in text
 
 
-def test_an_existing_workflow_is_kept_and_a_local_wheel_is_not_sent_to_ci(tmp_path: Path) -> None:
-    wheel = tmp_path / "onnx_compat-0.1.0-py3-none-any.whl"
-    wheel.write_text("")
-    said = write_workflow(tmp_path, str(wheel), "3.11")
-    assert "installs onnx-compat from the package index" in said[1]
-    assert 'ONNX_COMPAT: "onnx-compat"' in (tmp_path / WORKFLOW).read_text()
-    assert write_workflow(tmp_path, "x", "3.11") == [f"{WORKFLOW}: exists already; left as it is"]
+def test_an_existing_workflow_is_kept_and_a_wheel_given_is_the_one_ci_installs(
+    tmp_path: Path,
+) -> None:
+    elsewhere = tmp_path / "built" / "onnx_compat-0.1.0-py3-none-any.whl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(b"the wheel")
+    project = tmp_path / "project"
+    project.mkdir()
+    said = write_workflow(project, str(elsewhere), "3.11")
+    copied = ".github/onnx-compat/onnx_compat-0.1.0-py3-none-any.whl"
+    assert said[1] == f"{WORKFLOW}: installs {copied}, copied from {elsewhere}: commit it"
+    assert (project / copied).read_bytes() == b"the wheel"
+    assert f'ONNX_COMPAT: "{copied}"' in (project / WORKFLOW).read_text()
+    assert write_workflow(project, "x", "3.11") == [f"{WORKFLOW}: exists already; left as it is"]
+
+    inside = tmp_path / "inside"
+    (inside / "dist").mkdir(parents=True)
+    (inside / "dist" / elsewhere.name).write_bytes(b"the wheel")
+    said = write_workflow(inside, str(inside / "dist" / elsewhere.name), "3.11")
+    assert f"installs dist/{elsewhere.name}: commit it" in said[1]
+    assert f'ONNX_COMPAT: "dist/{elsewhere.name}"' in (inside / WORKFLOW).read_text()

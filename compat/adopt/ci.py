@@ -7,6 +7,7 @@ compat/resources/github-workflow.yml."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from compat.adopt.files import template
@@ -26,15 +27,36 @@ def workflow_text(install: str, python: str, shards: int) -> str:
     return text
 
 
+#: where a wheel given to `init --install` from outside the project is copied, so the
+#: workflow's jobs (which see the repository only) install that same wheel
+WHEELS = Path(".github") / "onnx-compat"
+
+
+def ci_install(project: Path, install: str) -> tuple[str, list[str]]:
+    """What the workflow installs for `--install`: a pin or a name as given; a wheel in
+    the project by its path from the project's root; a wheel elsewhere copied into the
+    project first (a file on this machine is not on the CI runner). And what was done."""
+    wheel = Path(install)
+    if not wheel.is_file():
+        return install, []
+    wheel = wheel.resolve()
+    root = project.resolve()
+    if wheel.is_relative_to(root):
+        where = wheel.relative_to(root).as_posix()
+        return where, [f"{WORKFLOW}: installs {where}: commit it, the jobs see the repository only"]
+    copy = project / WHEELS / wheel.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(wheel, copy)
+    where = (WHEELS / wheel.name).as_posix()
+    return where, [f"{WORKFLOW}: installs {where}, copied from {wheel}: commit it"]
+
+
 def write_workflow(project: Path, install: str, python: str, shards: int = 4) -> list[str]:
     """Writes the workflow unless the project has one by that name; what was done."""
     path = project / WORKFLOW
     if path.exists():
         return [f"{WORKFLOW}: exists already; left as it is"]
-    said = []
-    if Path(install).is_file():  # a wheel on this machine is not on the CI runner
-        said.append(f"{WORKFLOW}: installs onnx-compat from the package index, not {install}")
-        install = "onnx-compat"
+    install, said = ci_install(project, install)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(workflow_text(install, python, shards))
     said.insert(0, f"{WORKFLOW}: written: {shards} shards by default, merged reports uploaded "
