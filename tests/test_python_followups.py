@@ -99,13 +99,15 @@ def test_a_follow_up_runs_on_one_python(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["repro", "--python", "3.10,3.12", *PINS]) == 2
     assert "--python 3.10,3.12: repro runs on one Python (3.10, 3.12 given); choose one, " \
            "like --python 3.12" in capsys.readouterr().err  # fmt: skip
-    config = tmp_path / "pyproject.toml"  # a config's axis of several: asked which
+    config = tmp_path / "pyproject.toml"
     config.write_text((ROOT / "pyproject.toml").read_text()
                       + '\n[tool.compat.python]\nversions = ["3.10", "3.11"]\n')  # fmt: skip
     _, request = parse(["repro", "--config", str(config), *PINS])
     assert isinstance(request, ReproRequest)
-    with pytest.raises(UsageError, match=r"\[tool.compat.python\] versions '3.10,3.11': bisect"):
-        follow_up_python(request.common, load_config(config), "bisect")
+    # a config's axis of several (what init writes): one chosen, and said
+    assert follow_up_python(request.common, load_config(config), "bisect") == "3.11"
+    said = "bisect: on Python 3.11, one of [tool.compat.python]'s 3.10, 3.11"
+    assert f"{said} (--python X.Y for another)" in capsys.readouterr().out
     # ... and of one: the follow-ups run on it, as the matrix does
     config.write_text((ROOT / "pyproject.toml").read_text()
                       + '\n[tool.compat.python]\nversions = ["3.10"]\n')  # fmt: skip

@@ -3,12 +3,15 @@ config's `[tool.compat.python]` when it names one, else the interpreter onnx-com
 on (or `--python PATH`'s), as before the Python axis existed.
 
 A follow-up rebuilds cells one release at a time and compares them, so it runs on one
-Python: several (`--python 3.10,3.12`, a config's axis of several) are one line asking
-which, never a comparison across interpreters that would look like a change of release.
+Python, never a comparison across interpreters that would look like a change of release.
+Several on the command line (`--python 3.10,3.12`) are one line asking which; a config's
+axis of several (what `init` writes) chooses one itself and says which: the Python
+onnx-compat runs on when the axis has it, else the axis's newest.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 from compat.core.errors import UsageError
@@ -24,12 +27,18 @@ def follow_up_python(request: Request, config: Config, command: str) -> str:
     the error for several."""
     given = request.setup.python
     pythons = plan_pythons(request, config)  # () for `--python PATH`: that interpreter
-    if len(pythons) > 1:
-        where = f"--python {given}" if given else f"[tool.compat.python] versions {config.python!r}"
+    if len(pythons) > 1 and given:
         raise UsageError(
-            f"{where}: {command} runs on one Python ({', '.join(pythons)} given); choose "
-            f"one, like --python {pythons[-1]}"
+            f"--python {given}: {command} runs on one Python ({', '.join(pythons)} given); "
+            f"choose one, like --python {pythons[-1]}"
         )
+    if len(pythons) > 1:
+        running = f"{sys.version_info.major}.{sys.version_info.minor}"
+        chosen = running if running in pythons else pythons[-1]
+        axis = ", ".join(pythons)
+        print(f"{command}: on Python {chosen}, one of [tool.compat.python]'s {axis}", end="")
+        print(" (--python X.Y for another)")
+        return chosen
     return pythons[0] if pythons else ""
 
 
