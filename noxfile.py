@@ -21,8 +21,7 @@ nox.options.sessions = ["lint", "tests"]
 
 PYTHON = "3.11"
 #: pytest on every core, a test file to a worker: a module's fixtures (a real project
-#: adopted, plain venvs of exporters' models) are made once, and the workers share the
-#: environments of tests/conftest.py's `shared_state`
+#: adopted, plain venvs of exporters' models) are made once
 PARALLEL = ("-n", "auto", "--dist", "loadfile")
 PYPROJECT = Path(__file__).with_name("pyproject.toml")
 

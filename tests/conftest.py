@@ -6,7 +6,6 @@ onnx/onnxruntime environments with uv are marked `envs`.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -34,11 +33,8 @@ def _no_accidental_processes(
 @pytest.fixture(scope="session")
 def shared_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One state directory (environments, cache) for the real-environment tests that
-    only need cells to exist, so each release is installed once per test session. Under
-    pytest-xdist the workers share it (environments are built under a lock, the cache
-    is written under one): one folder beside the workers' own temp folders."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return tmp_path_factory.mktemp("state")
-    shared = tmp_path_factory.getbasetemp().parent / "state"
-    shared.mkdir(exist_ok=True)
-    return shared
+    only need cells to exist, so each release is installed once per test session (once
+    per pytest-xdist worker: tests here give one cell other requirements than another,
+    and an environment rebuilt for one test must not change under a test running in the
+    other worker)."""
+    return tmp_path_factory.mktemp("state")

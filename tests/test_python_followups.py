@@ -416,3 +416,14 @@ def test_init_python_of_junk_is_one_line_before_anything_is_written(
     assert main(["init", "--python", "3"]) == 2
     assert "--python 3: give minor versions, like --python 3.10,3.12" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml"]
+
+
+def test_bisect_s_with_pin_of_the_other_package_replaces_its_pair() -> None:
+    from compat.cli.commands.bisect import partner_from_with
+
+    pairs = ("1.23.2", "1.32.0")  # (onnx's pair, onnxruntime's pair)
+    got = partner_from_with("onnx", pairs, ("onnxruntime==1.24.4", "numpy==1.26.4"))
+    assert got == (("1.23.2", "1.24.4"), ("numpy==1.26.4",))
+    assert partner_from_with("onnxruntime", pairs, ("onnx==1.18.0",)) == (("1.18.0", "1.32.0"), ())
+    with pytest.raises(UsageError, match=r"--with onnx==1.18.0: bisect --package onnx chooses"):
+        partner_from_with("onnx", pairs, ("onnx==1.18.0",))

@@ -99,6 +99,31 @@ def bisected(request: BisectRequest, start: str, python: str) -> list[str]:
     return versions
 
 
+def partner_from_with(
+    package: str, pairs: tuple[str, str], fixed: tuple[str, ...]
+) -> tuple[tuple[str, str], tuple[str, ...]]:
+    """`--with` exact pins of the other package replace its pair (`bisect --package onnx
+    --with onnxruntime==1.24.4` runs every onnx release with onnxruntime 1.24.4); one of
+    the bisected package is a usage error. Returns the pairs and the other pins."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    partner = "onnxruntime" if package == "onnx" else "onnx"
+    kept = []
+    for pin in fixed:
+        req = Requirement(pin)
+        name = canonicalize_name(req.name)
+        if name == package:
+            chooses = f"bisect --package {package} chooses {package}'s release itself"
+            raise UsageError(f"--with {pin}: {chooses}; pin the other package, or none")
+        if name != partner:
+            kept.append(pin)
+            continue
+        version = next(iter(req.specifier)).version
+        pairs = (version, pairs[1]) if partner == "onnx" else (pairs[0], version)
+    return pairs, tuple(kept)
+
+
 def run(request: BisectRequest) -> int:
     # the pipeline is imported when the command runs: `bisect --help` stays quick
     from compat.core.outcomes import CellState
@@ -130,7 +155,8 @@ def run(request: BisectRequest) -> int:
                              config.onnxruntime.versions)[python]  # fmt: skip
     settings = settings_of(common, config)
     prepare_project(common, config)  # the project a --run command imports, and its setup
-    config, fixed = project_config(common, config), fixed_requirements(common)
+    config = project_config(common, config)
+    pairs, fixed = partner_from_with(package, pairs, fixed_requirements(common))
     only = write_case(
         replace(
             case,
