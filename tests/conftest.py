@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: fixtures, not this project's tests: tests/data/linted_project has a suite of its own
+collect_ignore = ["data"]
 
 
 @pytest.fixture(autouse=True)
