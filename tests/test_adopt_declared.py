@@ -13,6 +13,8 @@ from compat.adopt.declared import (
     read_pyproject,
     set_requirements,
 )
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.report import CaseInfo, Report
 
 PYPROJECT = """\
 [project]
@@ -116,3 +118,47 @@ def test_claims_line_orders_releases_and_a_release_failing_once_fails() -> None:
         "(passing up to 1.9.0) · pyproject says onnx>=1.13; your tests pass on every "
         "release tested (1.18.0)"
     )
+
+
+def _command_report(failing: set[str]) -> Report:
+    """A project's command on an onnx axis paired with onnxruntime 1.32.0 and an
+    onnxruntime axis paired with onnx 1.23.2 (the shared cell on both); `failing`: ids."""
+    ids = {
+        "onnx": ["onnx1.20.1-ort1.32.0", "onnx1.23.2-ort1.32.0"],
+        "onnxruntime": ["onnx1.23.2-ort1.22.1", "onnx1.23.2-ort1.32.0"],
+    }
+    unique = dict.fromkeys(ids["onnx"] + ids["onnxruntime"])
+    cells = tuple(
+        CellRecord(i, i.split("-")[0][4:], i.split("-ort")[1], CellState.READY) for i in unique
+    )
+    case = CaseInfo("command.tests", "command", "tests", "0", {"command": "both"})
+    results = tuple(
+        CheckResult(i, case.id, "command", Outcome.FAIL if i in failing else Outcome.PASS)
+        for i in unique
+    )
+    return Report(cells, (case,), results, {k: tuple(v) for k, v in ids.items()})
+
+
+def test_an_axis_whose_partner_fails_the_tests_is_not_judged_and_a_passing_pair_offered(
+    tmp_path: Path,
+) -> None:
+    from compat.workflow.finish import claims
+
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\ndependencies = ["onnx>=1.13", "onnxruntime"]\n')
+    # onnxruntime 1.32.0 breaks the tests: every onnx cell runs with it and fails
+    report = _command_report({"onnx1.20.1-ort1.32.0", "onnx1.23.2-ort1.32.0"})
+    (line,) = claims(report, pyproject)
+    onnx_clause, ort_clause = line.split(" · ")
+    assert onnx_clause == (
+        "pyproject says onnx>=1.13; not judged: every onnx cell runs with onnxruntime==1.32.0, "
+        "which fails your tests on the onnxruntime axis too; pair the onnx axis with one "
+        "that passes, like 1.22.1"
+    )
+    assert ort_clause == (
+        "pyproject says any onnxruntime; your tests fail on 1.32.0 (passing up to 1.22.1)"
+    )
+    # an onnx release that fails with a partner that passes elsewhere on the onnx axis
+    # is onnx's: judged as before
+    (line,) = claims(_command_report({"onnx1.20.1-ort1.32.0"}), pyproject)
+    assert line.startswith("pyproject says onnx>=1.13; your tests fail on 1.20.1")

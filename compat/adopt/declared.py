@@ -168,3 +168,17 @@ def claims_line(
         for name, seen in by_package.items()
     ]
     return " · ".join(clauses) or None
+
+
+def partner_clause(package: str, spec: str, partner: str, passing: list[str], what: str) -> str:
+    """The clause for an axis whose cells all run with a partner release (`partner`,
+    `onnxruntime==1.32.0`) that fails the command itself on its own axis: the axis's
+    failures say nothing of `package`, so no release of it is blamed. `passing`: the
+    partner's releases that pass, to pair with instead."""
+    said = f"pyproject says {package}{spec}" if spec else f"pyproject says any {package}"
+    name = partner.partition("==")[0]
+    instead = f"; pair the {package} axis with one that passes, like {passing[-1]}"
+    judged = f"not judged: every {package} cell runs with {partner}"
+    return f"{said}; {judged}, which fails {what} on the {name} axis too" + (
+        instead if passing else ""
+    )

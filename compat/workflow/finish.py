@@ -8,6 +8,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from packaging.version import Version
+
+from compat.core.outcomes import CellRecord
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.corpus.usercommand import FAMILY
@@ -49,11 +52,36 @@ def provenance(report: Report) -> str:
     return ", ".join(parts + ([f"{reran} reruns"] if reran else []))
 
 
+def failing_partners(
+    outcomes: list[tuple[str, str, bool]],
+    report: Report,
+    cells: dict[str, CellRecord],
+    axes: list[tuple[str, str]],
+) -> dict[str, tuple[str, list[str]]]:
+    """The axes where the command fails on every cell, all run with one partner release
+    that fails it on its own axis too while another release there passes: axis -> (the
+    partner as a pin, the partner axis's passing releases). An onnx release fails only
+    where its partner passes; these failures say nothing of the axis."""
+    other = {"onnx": "onnxruntime", "onnxruntime": "onnx"}
+    blamed = {}
+    for axis, key in axes:
+        partners = {cells[c].version(other[axis]) for c in report.axes.get(key, ())}
+        if len(partners) != 1:
+            continue
+        (partner,) = partners
+        theirs = [(v, ok) for a, v, ok in outcomes if a == other[axis]]
+        passing = sorted({v for v, ok in theirs if ok}, key=Version)
+        ours_pass = any(ok for a, _, ok in outcomes if a == axis)
+        if passing and not ours_pass and any(v == partner and not ok for v, ok in theirs):
+            blamed[axis] = (f"{other[axis]}=={partner}", passing)
+    return blamed
+
+
 def claims(report: Report, pyproject: Path) -> list[str]:
     """ "pyproject says onnx>=1.13; your tests fail on 1.16.2–1.18.0 (passing from 1.19.0)":
     each of the project's commands set against the ranges its pyproject declares, on the
     cells of each axis (compat/adopt/declared.py says it)."""
-    from compat.adopt.declared import claims_line, declared_ranges
+    from compat.adopt.declared import claims_line, declared_ranges, partner_clause
 
     if not pyproject.is_file():
         return []
@@ -74,7 +102,14 @@ def claims(report: Report, pyproject: Path) -> list[str]:
                 and r.outcome.value not in ("skip", "flaky")
             ]  # fmt: skip
             what = "your tests" if len(names) == 1 else f"`{case.split('.', 1)[1]}`"
-            line = claims_line(ranges, outcomes, what)
+            blamed = failing_partners(outcomes, report, cells, axes)
+            clauses = [
+                partner_clause(axis, ranges[axis], *blamed[axis], what)
+                if axis in blamed and axis in ranges
+                else claims_line(ranges, [o for o in outcomes if o[0] == axis], what)
+                for axis, _ in axes
+            ]
+            line = " · ".join(c for c in clauses if c)
             if line:
                 said.setdefault(line, []).append(python)
         for line, where in said.items():  # the Python named only where the claims vary
