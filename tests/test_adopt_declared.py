@@ -162,3 +162,20 @@ def test_an_axis_whose_partner_fails_the_tests_is_not_judged_and_a_passing_pair_
     # is onnx's: judged as before
     (line,) = claims(_command_report({"onnx1.20.1-ort1.32.0"}), pyproject)
     assert line.startswith("pyproject says onnx>=1.13; your tests fail on 1.20.1")
+
+
+def test_a_failure_that_follows_another_package_names_it() -> None:
+    from dataclasses import replace
+
+    from compat.workflow.finish import with_packages
+
+    report = _command_report({"onnx1.23.2-ort1.22.1"})
+    numpy = {"onnx1.23.2-ort1.22.1": "1.26.4"}  # an old onnxruntime's numpy-1 constraint
+    cells = {c.id: replace(c, packages={"numpy": numpy.get(c.id, "2.4.6")}) for c in report.cells}
+    results = [r for r in report.results if r.cell in report.axes["onnxruntime"]]
+    clause = "pyproject says any onnxruntime; your tests fail on 1.22.1 (passing from 1.32.0)"
+    assert with_packages(clause, results, cells) == (
+        f"{clause} (the failing cells have numpy 1.26.4, the passing ones 2.4.6)"
+    )
+    same = {c.id: replace(c, packages={"numpy": "2.4.6"}) for c in report.cells}
+    assert with_packages(clause, results, same) == clause  # nothing but the release differs

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from compat.core.outcomes import CellRecord
+from compat.core.outcomes import CellRecord, CheckResult
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.corpus.usercommand import FAMILY
@@ -77,6 +77,28 @@ def failing_partners(
     return blamed
 
 
+def with_packages(
+    clause: str | None, results: list[CheckResult], cells: dict[str, CellRecord]
+) -> str | None:
+    """A failure `clause` with the other packages its failing cells hold where none of
+    the passing cells does (numpy 1.26.4 beside an old onnxruntime): the failure may
+    follow that package, not the release."""
+    judged = [r for r in results if r.outcome.value not in ("skip", "flaky")]
+    failing = [cells[r.cell] for r in judged if r.outcome.value != "pass"]
+    passing = [cells[r.cell] for r in judged if r.outcome.value == "pass"]
+    if not clause or not failing or not passing:
+        return clause
+    names = {n for c in failing + passing for n in c.packages} - {"onnx", "onnxruntime"}
+    notes = []
+    for name in sorted(names):
+        bad = {c.packages.get(name) or "none" for c in failing}
+        good = {c.packages.get(name) or "none" for c in passing}
+        if not bad & good:
+            there, elsewhere = ", ".join(sorted(bad)), ", ".join(sorted(good))
+            notes.append(f"{name} {there}, the passing ones {elsewhere}")
+    return clause + (f" (the failing cells have {'; '.join(notes)})" if notes else "")
+
+
 def claims(report: Report, pyproject: Path) -> list[str]:
     """ "pyproject says onnx>=1.13; your tests fail on 1.16.2–1.18.0 (passing from 1.19.0)":
     each of the project's commands set against the ranges its pyproject declares, on the
@@ -106,8 +128,16 @@ def claims(report: Report, pyproject: Path) -> list[str]:
             clauses = [
                 partner_clause(axis, ranges[axis], *blamed[axis], what)
                 if axis in blamed and axis in ranges
-                else claims_line(ranges, [o for o in outcomes if o[0] == axis], what)
-                for axis, _ in axes
+                else with_packages(
+                    claims_line(ranges, [o for o in outcomes if o[0] == axis], what),
+                    [
+                        r
+                        for r in report.results
+                        if r.case == case and r.cell in report.axes.get(key, ())
+                    ],
+                    cells,
+                )
+                for axis, key in axes
             ]
             line = " · ".join(c for c in clauses if c)
             if line:
