@@ -133,3 +133,30 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Rerun a figure of the Speed page: `nox -s bench -- NAME [ARGS]` runs bench/NAME.py
+    with this project, nox and virtualenv installed; no NAME lists the benches."""
+    import ast
+
+    benches = {
+        path.stem: (ast.get_docstring(ast.parse(text)) or "").splitlines()[0]
+        for path in sorted(Path(__file__).with_name("bench").glob("*.py"))
+        if 'if __name__ == "__main__":' in (text := path.read_text())
+    }
+    name, *args = session.posargs or [""]
+    if name not in benches:
+        width = max(map(len, benches))
+        for bench_name, summary in benches.items():
+            print(f"  {bench_name:<{width}}  {summary}")
+        said = f"unknown bench {name!r}" if name else "no bench named"
+        print(
+            f"nox -s bench: {said}; usage: nox -s bench -- NAME [ARGS], NAME one of the "
+            "above (bench/NAME.py)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    install_project(session, "[bench]")
+    session.run("python", f"bench/{name}.py", *args)

@@ -1,9 +1,10 @@
-"""The alternative we measure against: a noxfile as people write it by hand.
+"""The alternative bench/matrix_vs_noxfile.py races: a noxfile as people write it by hand.
 
-One session per onnx/onnxruntime pair, nox's default backend (virtualenv + pip),
-run one after another, each installing its pins and running the same checks
-with the same in-cell code (compat/cell/) on the same case files. bench/matrix_vs_noxfile.py copies
-this file next to a generated `pairs.json` and `plan.json`.
+Not a bench itself (`nox -s bench` lists only scripts). One session per
+onnx/onnxruntime pair, nox's virtualenv backend (virtualenv + pip), run one after
+another, each installing its pins and running the same checks with the same in-cell
+code (compat/cell/) on the same case files. bench/matrix_vs_noxfile.py copies this file
+next to a generated `pairs.json` and `plan.json`.
 """
 
 import json
@@ -21,10 +22,9 @@ def make(onnx: str, ort: str, extra: list[str]) -> None:
         session.install(f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy", "protobuf", *extra)
         results = HERE / f"results-{onnx}-{ort}.jsonl"
         results.write_text("")
-        session.run(
-            "python", "-m", "compat.cell", "run", str(HERE / "plan.json"), str(results), "0",
-            env={"PYTHONPATH": str(HERE / "code")},
-        )  # fmt: skip
+        plan = str(HERE / "plan.json")
+        code = {"PYTHONPATH": str(HERE / "code")}
+        session.run("python", "-m", "compat.cell", "run", plan, str(results), "0", env=code)
 
 
 for pair in PAIRS:

@@ -1,45 +1,37 @@
-"""Benchmark the Python axis as users type it: the default matrix on five Pythons against
-the default matrix on one, through `nox -s matrix` on a fresh clone.
+"""Time the default matrix on five Pythons against the same on one, through `nox -s matrix`.
 
-    python bench/pythons.py [--pythons 3.9,3.10,3.11,3.12,3.13]
+    nox -s bench -- pythons [--pythons 3.9,3.10,3.11,3.12,3.13]
 
-Four runs, back to back, each in a state directory of its own (so every environment is
-built, from this machine's warm uv package cache, as on a CI runner with a cache):
+On a fresh clone whose nox venv a first, untimed `nox -s matrix -- --list` has made,
+four runs back to back, each pair in a state directory of its own (so every environment
+is built, from this machine's warm uv package cache, as on a CI runner with a cache):
 
 1. `nox -s matrix` — the default plan on the interpreter nox runs (one Python), fresh.
 2. the same again, nothing changed (the no-change rerun).
 3. `nox -s matrix -- --python PYTHONS` — the default axes on every Python, fresh.
 4. the same again, nothing changed.
 
-Prints the date, the cells built (ready / no-wheel) and a table of wall times with the
-ratio five-Python / one-Python; README's figures come from it.
+Every run must exit 0 (a Python without wheels for a release is a no-wheel cell, not a
+failure). Prints the date, the load, the cells built (ready / no-wheel) and a table of
+wall times with the ratio five-Python / one-Python.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
-import time
 from collections import Counter
-from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from timing import clone, machine, nox
 
 
 def nox_matrix(repo: Path, state: Path, out: Path, *args: str) -> float:
-    """Wall seconds of `nox -s matrix -- --state-dir STATE --out OUT ARGS`."""
-    command = [sys.executable, "-m", "nox", "-s", "matrix", "--",
-               "--state-dir", str(state), "--out", str(out), *args]  # fmt: skip
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-3000:]}")
-    return wall
+    """Wall seconds of `nox -s matrix -- --state-dir STATE --out OUT ARGS`, exit 0."""
+    return nox(
+        repo, "-s", "matrix", "--", "--state-dir", str(state), "--out", str(out), *args
+    ).seconds
 
 
 def states(out: Path) -> str:
@@ -52,25 +44,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pythons", default="3.9,3.10,3.11,3.12,3.13")
     args = parser.parse_args()
+    print(f"started {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="compat-bench-pythons-") as tmp:
-        repo = Path(tmp) / "clone"
-        subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
+        repo = clone("HEAD", Path(tmp) / "clone")
+        nox(repo, "-s", "matrix", "--", "--list")  # makes nox's venv: not timed
         rows = []
-        for label, extra in (("one Python", ()), ("five Pythons", ("--python", args.pythons))):
+        for extra in ((), ("--python", args.pythons)):
             state, out = Path(tmp) / f"state-{len(rows)}", Path(tmp) / f"out-{len(rows)}"
             fresh = nox_matrix(repo, state, out, *extra)
             again = nox_matrix(repo, state, out, *extra)
-            rows.append((label, fresh, again, states(out)))
-    (_, one_fresh, one_again, one_cells), (_, five_fresh, five_again, five_cells) = rows
-    print(f"{date.today()}, `nox -s matrix` on a fresh clone, environments built from a warm "
-          "package cache")  # fmt: skip
+            rows.append((fresh, again, states(out)))
+    (one_fresh, one_again, one_cells), (five_fresh, five_again, five_cells) = rows
+    print(f"ended {machine()}")
+    print(
+        "`nox -s matrix` on a fresh clone, nox's venv made before (not timed), every "
+        "environment built from a warm uv package cache in a state directory of its own"
+    )
     print(f"one Python: {one_cells}; five Pythons ({args.pythons}): {five_cells}\n")
     print("| measurement | five Pythons | one Python | ratio |")
     print("|---|---|---|---|")
-    print(f"| default axes, fresh state | {five_fresh:.0f} s | {one_fresh:.0f} s "
-          f"| {five_fresh / one_fresh:.1f} |")  # fmt: skip
-    print(f"| no-change rerun | {five_again:.1f} s | {one_again:.1f} s "
-          f"| {five_again / one_again:.1f} |")  # fmt: skip
+    print(
+        f"| default axes, fresh state | {five_fresh:.0f} s | {one_fresh:.0f} s "
+        f"| {five_fresh / one_fresh:.1f} |"
+    )
+    print(
+        f"| no-change rerun | {five_again:.1f} s | {one_again:.1f} s "
+        f"| {five_again / one_again:.1f} |"
+    )
 
 
 if __name__ == "__main__":

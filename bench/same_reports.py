@@ -1,38 +1,37 @@
 """Render the same stored results with HEAD and with an earlier commit, and compare the files.
 
-    python bench/same_reports.py [--baseline dac9cd8]
+    nox -s bench -- same_reports [--baseline COMMIT]
 
 A restructuring of the code must not change what a user reads: each committed result
 (docs/matrix.json.gz, docs/scoreboard.json.gz, docs/writer_reader.json.gz) is rendered by
 `python -m compat report --results FILE --out DIR` (plain and `--ascii`) in a git worktree
-of the baseline and in this checkout, and every file is compared byte for byte. Prints one
-line per differing file, then a count; exits 1 when any differs. The baseline's worktree
-is removed at the end.
+of the baseline and in this checkout, and every file is compared byte for byte. The
+baseline is HEAD by default (what the checkout's uncommitted changes alter); once a
+restructuring is committed, give the commit before it. Every rendering must exit 0. Prints one line per differing file, then a count; exits 1 when
+any differs. No time is measured. The baseline's worktree is removed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import filecmp
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from timing import ROOT, env, machine, run, worktree
+
 RESULTS = ("docs/matrix.json.gz", "docs/scoreboard.json.gz", "docs/writer_reader.json.gz")
 
 
 def render(repo: Path, out: Path) -> None:
     """Every stored result, plain and --ascii, rendered by the code in `repo` into `out`."""
-    env = {**os.environ, "PYTHONPATH": str(repo)}
     for results in RESULTS:
         for style in ((), ("--ascii",)):
             target = out / Path(results).name.split(".")[0] / ("ascii" if style else "plain")
-            command = [sys.executable, "-m", "compat", "report", "--results",
-                       str(ROOT / results), "--out", str(target), *style]  # fmt: skip
-            subprocess.run(command, cwd=repo, env=env, check=True, capture_output=True)
+            command = [sys.executable, "-m", "compat", "report", "--results", ROOT / results]
+            command += ["--out", target, *style]
+            run(command, cwd=repo, environ=env(PYTHONPATH=str(repo)))
 
 
 def differing(left: Path, right: Path) -> list[str]:
@@ -51,24 +50,21 @@ def differing(left: Path, right: Path) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--baseline", default="dac9cd8", help="the commit to compare with")
+    parser.add_argument("--baseline", default="HEAD", help="the commit to compare with")
     args = parser.parse_args()
+    print(f"started {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="compat-same-") as tmp:
-        base = Path(tmp) / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", str(base), args.baseline],
-                       cwd=ROOT, check=True, capture_output=True)  # fmt: skip
-        try:
+        with worktree(args.baseline, Path(tmp) / "baseline") as base:
             render(base, Path(tmp) / "before")
-            render(ROOT, Path(tmp) / "after")
-            changed = differing(Path(tmp) / "before", Path(tmp) / "after")
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT,
-                           check=False)  # fmt: skip
+        render(ROOT, Path(tmp) / "after")
+        changed = differing(Path(tmp) / "before", Path(tmp) / "after")
     for name in changed:
         print(f"differs: {name}")
     total = len(RESULTS) * 2
-    print(f"{len(changed)} file(s) differ between {args.baseline} and HEAD "
-          f"({total} renderings of {len(RESULTS)} stored results)")  # fmt: skip
+    print(
+        f"{len(changed)} file(s) differ between {args.baseline} and this checkout "
+        f"({total} renderings of {len(RESULTS)} stored results)"
+    )
     return 1 if changed else 0
 
 

@@ -1,41 +1,49 @@
-"""Benchmark: the full ONNX backend node-test suite on every onnxruntime release.
+"""Time ONNX's whole backend node-test suite on every onnxruntime release (the scoreboard).
 
-    python bench/scoreboard.py [--ort V,V,...]
+    nox -s bench -- scoreboard [--ort V,V,...]
 
-Runs `python -m compat scoreboard --fresh` (environments reused, no result cache)
-and prints cells, checks, wall time and checks per second, the figures the README
-quotes. The target: well under 15 minutes on 2 cores for the default axis.
+Runs `onnx-compat scoreboard --fresh` (`python -m compat`, no nox) with environments
+already built — an untimed scoreboard of one test (`onnx_backend.test_abs*`) builds them
+first, in a state directory of its own, from the warm uv package cache — and no result
+cache (`--fresh`); the wall time includes generating the suite with the host's onnx.
+Both runs must exit 0 (no broken cell). Prints the date, the load, cells, checks, wall
+time and checks per second. The target: well under 15 minutes on 2 cores for the
+default axis.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from timing import calibration, machine, run
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ort", help="onnxruntime releases (default: the configured axis)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="compat-scoreboard-") as out:
-        command = [sys.executable, "-m", "compat", "scoreboard", "--fresh", "--out", out]
+    print(f"started {machine()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="compat-scoreboard-") as tmp:
+        state, out = Path(tmp) / "state", Path(tmp) / "out"
+        command = [sys.executable, "-m", "compat", "scoreboard", "--state-dir", str(state)]
         if args.ort:
             command += ["--ort", args.ort]
-        started = time.perf_counter()
-        subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        wall = time.perf_counter() - started
-        report = json.loads((Path(out) / "matrix.json").read_text())
+        warm = ["--cases", "onnx_backend.test_abs*", "--out", str(Path(tmp) / "warm")]
+        run([*command, *warm])
+        done = run([*command, "--fresh", "--out", str(out)], says=r"results in ")
+        report = json.loads((out / "matrix.json").read_text())
+        calibrated = calibration(state)
     cells, checks = len(report["cells"]), len(report["results"])
-    print(f"{cells} onnxruntime releases, {checks} checks "
-          f"({checks // max(cells, 1)} per release), wall {wall:.0f} s "
-          f"(suite generation included), {checks / wall:.0f} checks/s")  # fmt: skip
+    print(f"ended {machine()}; calibrate: {calibrated} (lower is faster)")
+    print(
+        f"{cells} onnxruntime releases, {checks} checks ({checks // max(cells, 1)} per "
+        f"release), wall {done.seconds:.0f} s (environments built before, no result cache, "
+        f"the suite's generation included), {checks / done.seconds:.0f} checks/s"
+    )
 
 
 if __name__ == "__main__":

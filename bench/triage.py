@@ -1,46 +1,46 @@
-"""Benchmark `nox -s triage` on a 200-node model with one buried construct.
+"""Time `nox -s triage` on a 221-node model with one buried construct, and its reduction.
 
-    python bench/triage.py [--unrelated 180] [--skip-alternative]
+    nox -s bench -- triage [--unrelated 180] [--skip-alternative]
 
 The model: value_ints pads (Constant(value_ints) -> Pad, rejected by onnx < 1.21's
 strict shape inference) buried among ~200 ordinary nodes (tests/helpers.py `buried`).
 
 1. What users type: `nox -s triage -- MODEL --axis onnx --fresh` on a fresh clone of
-   HEAD, the default onnx axis (10 releases), environments warm (the state directory
-   users have, `.compat/`; a first run warms it), every check run again (`--fresh`).
+   HEAD, the default onnx axis (10 releases), warm environments and nox's venv kept (an
+   untimed first triage in the same state directory builds them), every check run again
+   (`--fresh`). It must exit 0 and find the construct, reduced to a minimal model.
 2. The reduction alone, side by side: the same delta debugging of the same finding
    with candidates evaluated by one long-lived worker per release (what triage does,
-   compat/execute/served.py) vs one worker process per candidate (compat/execute/worker.py, as the
-   matrix starts its workers).
+   compat/execute/served.py) vs one worker process per candidate
+   (compat/execute/worker.py, as the matrix starts its workers); both must keep the same
+   nodes.
 
-Prints the date, the calibration figure and a table with the ratio; README's triage
-figure comes from it.
+Prints the date, the load, the calibration figure and a table with the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from matrix_vs_noxfile import calibration, clone  # noqa: E402  (bench/ is this script's path)
+from timing import ROOT, Run, calibration, clone, machine, nox
 
 
 def build_model(folder: Path, unrelated: int) -> Path:
+    """buried200.onnx (and its .npz inputs) in `folder`: the pads construct among
+    `unrelated` ordinary nodes."""
     import numpy as np
     import onnx
     from onnx import helper
 
     from compat.corpus.make import randn
+
+    sys.path.insert(0, str(ROOT))  # tests/helpers.py, beside the installed project
     from tests.helpers import buried
 
     core = [
@@ -54,20 +54,17 @@ def build_model(folder: Path, unrelated: int) -> Path:
     return path
 
 
-def nox_triage(repo: Path, model: Path, out: Path, *args: str) -> tuple[float, dict[str, Any]]:
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "nox", "-s", "triage", "--", str(model), "--axis", "onnx",
-         "--state-dir", str(ROOT / ".compat"), "--out", str(out), *args],
-        cwd=repo, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"nox -s triage failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return wall, json.loads((out / "triage.json").read_text())
+def nox_triage(repo: Path, model: Path, state: Path, out: Path, *args: str) -> Run:
+    """`nox -s triage -- MODEL --axis onnx ...` in `repo`: exit 0, a finding reduced."""
+    return nox(
+        repo,
+        *("-s", "triage", "--", str(model), "--axis", "onnx"),
+        *("--state-dir", str(state), "--out", str(out), *args),
+        says=r"finding 1: .*minimal: (?!no minimal model)",
+    )
 
 
-def reduction(model_path: Path, work: Path, served: bool) -> tuple[float, int, int]:
+def reduction(model_path: Path, state: Path, work: Path, served: bool) -> tuple[float, int, int]:
     """Seconds, candidates and nodes kept: the shape_inference finding reduced between
     onnx 1.20.1 (fails) and 1.21.0 (passes), candidates in served or one-off workers."""
     import numpy as np
@@ -91,9 +88,9 @@ def reduction(model_path: Path, work: Path, served: bool) -> tuple[float, int, i
         feeds = {k: z[k] for k in z.files}
     case = only_check(model_case("triage.bench", "bench", model, [feeds]), "shape_inference")
     bad_cell, good_cell = (make_cell(config, v, config.onnx.pair) for v in ("1.20.1", "1.21.0"))
-    envs = [existing_env(c, ROOT / ".compat" / "envs") for c in (bad_cell, good_cell)]
+    envs = [existing_env(c, state / "envs") for c in (bad_cell, good_cell)]
     if None in envs:
-        sys.exit("the onnx 1.20.1 and 1.21.0 environments are missing: run part 1 first")
+        sys.exit("bench: the onnx 1.20.1 and 1.21.0 environments are missing after the triage")
     bad_env, good_env = envs  # type: ignore[misc]
     runs = iter(range(10**6))
 
@@ -106,21 +103,24 @@ def reduction(model_path: Path, work: Path, served: bool) -> tuple[float, int, i
 
         return evaluate
 
+    def found(first: dict[str, Any]) -> Finding:
+        result = CheckResult.from_dict({**first, "cell": bad_cell.id})
+        return Finding("shape_inference", "onnx", "fixed", bad_cell, good_cell, result)
+
     started = time.perf_counter()
     if served:
-        with ServedWorker(bad_env, work / "bad", 120) as bad, \
-                ServedWorker(good_env, work / "good", 120) as good:  # fmt: skip
+        with (
+            ServedWorker(bad_env, work / "bad", 120) as bad,
+            ServedWorker(good_env, work / "good", 120) as good,
+        ):
             first = bad.run(case.id, "shape_inference", _written(case, work / "first"))
-            finding = Finding("shape_inference", "onnx", "fixed", bad_cell, good_cell,
-                              CheckResult.from_dict({**first, "cell": bad_cell.id}))  # fmt: skip
-            same = SameFailure(finding, case, work / "c", bad.run, good.run)
+            same = SameFailure(found(first), case, work / "c", bad.run, good.run)
             reduced = reduce(model, feeds, same)
     else:
         bad_run, good_run = one_off(bad_env), one_off(good_env)
         first = bad_run(case.id, "shape_inference", _written(case, work / "first"))
-        finding = Finding("shape_inference", "onnx", "fixed", bad_cell, good_cell,
-                          CheckResult.from_dict({**first, "cell": bad_cell.id}))  # fmt: skip
-        reduced = reduce(model, feeds, SameFailure(finding, case, work / "c", bad_run, good_run))
+        same = SameFailure(found(first), case, work / "c", bad_run, good_run)
+        reduced = reduce(model, feeds, same)
     return time.perf_counter() - started, reduced.tried, len(reduced.model.graph.node)
 
 
@@ -135,7 +135,7 @@ def main() -> None:
     parser.add_argument("--unrelated", type=int, default=180, help="ordinary nodes around it")
     parser.add_argument("--skip-alternative", action="store_true", help="skip comparison 2")
     args = parser.parse_args()
-    print(f"{date.today()}, calibrate: {calibration()} (10.8 s or more: a slow hour)")
+    print(f"started {machine()}", flush=True)
     rows: list[tuple[str, ...]] = []
     with tempfile.TemporaryDirectory(prefix="compat-bench-") as tmp:
         work = Path(tmp)
@@ -143,23 +143,38 @@ def main() -> None:
         import onnx
 
         nodes = len(onnx.load(str(model)).graph.node)
-        repo = clone("HEAD", work / "ours")
-        nox_triage(repo, model, work / "warm")  # environments and staged code exist after it
-        wall, document = nox_triage(repo, model, work / "out", "--fresh")
-        findings = document["findings"]
+        repo, state = clone("HEAD", work / "ours"), work / "state"
+        nox_triage(repo, model, state, work / "warm")  # environments, code and nox's venv
+        calibrated = calibration(state)
+        done = nox_triage(repo, model, state, work / "out", "--fresh")
+        findings = json.loads((work / "out" / "triage.json").read_text())["findings"]
         minimal = ", ".join(
             f"{f['check']}: {f['minimal']['nodes']} nodes in {f['minimal']['candidates']} "
-            "candidates" for f in findings if f["minimal"]
-        )  # fmt: skip
-        rows.append((f"nox -s triage -- {nodes}-node model --axis onnx --fresh", f"{wall:.1f} s",
-                     f"{len(findings)} findings; {minimal}", ""))  # fmt: skip
+            "candidates"
+            for f in findings
+            if f["minimal"]
+        )
+        what = f"`nox -s triage -- {nodes}-node model --axis onnx --fresh`, warm environments"
+        detail = f"{len(findings)} findings; {minimal}"
+        rows.append((what, f"{done.seconds:.1f} s", detail, ""))
         if not args.skip_alternative:
-            served = reduction(model, work / "served", served=True)
-            one_off = reduction(model, work / "one-off", served=False)
-            rows.append((f"reduction of {nodes} nodes, served workers vs one process per "
-                         "candidate", f"{served[0]:.1f} s ({served[1]} candidates, "
-                         f"{served[2]} nodes kept)", f"{one_off[0]:.1f} s ({one_off[1]} "
-                         f"candidates)", f"{served[0] / one_off[0]:.2f}"))  # fmt: skip
+            served = reduction(model, state, work / "served", served=True)
+            one_off = reduction(model, state, work / "one-off", served=False)
+            if served[2] != one_off[2]:
+                sys.exit(
+                    f"bench: the reductions differ: {served[2]} nodes kept by served "
+                    f"workers, {one_off[2]} by one-off ones"
+                )
+            rows.append(
+                (
+                    f"the reduction of {nodes} nodes, served workers vs one process per "
+                    "candidate (in this process, no nox)",
+                    f"{served[0]:.1f} s ({served[1]} candidates, {served[2]} nodes kept)",
+                    f"{one_off[0]:.1f} s ({one_off[1]} candidates)",
+                    f"{served[0] / one_off[0]:.2f}",
+                )
+            )
+    print(f"ended {machine()}; calibrate: {calibrated} (lower is faster)")
     print("\n| measurement | triage (HEAD) | alternative / detail | ratio |")
     print("|---|---|---|---|")
     for row in rows:

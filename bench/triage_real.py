@@ -1,61 +1,44 @@
-"""Benchmark `nox -s triage` on a real exporter's model: PaddleOCR's v4 recognizer
-(paddle2onnx, 860 nodes, 10.9 MB, from the rapidocr-onnxruntime 1.4.4 wheel; see
-tests/data/exporters/), on the default plan (27 cells), side by side with an earlier
-commit ("today" when issue #22 was filed: 7ed6a8c).
+"""Time `nox -s triage` on PaddleOCR's v4 recognizer (860 nodes) against an earlier commit.
 
-    python bench/triage_real.py [--baseline 7ed6a8c] [--cap 1800] [--skip-baseline]
+    nox -s bench -- triage_real [--baseline 7ed6a8c] [--cap 1800] [--skip-baseline]
 
-What users type, on a fresh clone of each commit: `nox -s triage -- MODEL --fresh`, the
-environments warm (the shared `.compat/` state directory; a `nox -s matrix` of one seed
-case builds them first), every check run again. A run past `--cap` seconds is stopped and
-reported as "> cap". Prints the date, the calibration figure, the phases HEAD printed and
-a table with the ratio; README's figure comes from it.
+The model: PaddleOCR's v4 recognizer (paddle2onnx, 860 nodes, 10.9 MB, from the
+rapidocr-onnxruntime 1.4.4 wheel; see tests/data/exporters/), on the default plan (27
+cells), beside an earlier commit ("today" when issue #22 was filed: 7ed6a8c).
+
+What users type, on a fresh clone of each commit: `nox -s triage -- MODEL --fresh`, warm
+environments and nox's venv kept (an untimed `nox -s matrix` of one seed case, exit 0,
+builds them first, each commit in a state directory of its own, from the warm uv
+package cache), every check run again. A triage must exit 0 and say "triaged in"; one
+past `--cap` seconds is stopped, with every process it started, and reported as
+"> cap". Prints the date, the load, the calibration figure, the phases HEAD printed and
+a table with the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
-import time
-from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from matrix_vs_noxfile import calibration, clone  # noqa: E402  (bench/ is this script's path)
-
-STATE = ROOT / ".compat"
+from timing import ROOT, Run, calibration, capped, clone, machine, nox, nox_command, run
 
 
 def model(folder: Path) -> Path:
     """The recognizer and its inputs, from the pinned wheel (sha256-checked)."""
-    subprocess.run([sys.executable, str(ROOT / "tests/data/exporters/make_models.py"),
-                    "--out", str(folder), "--only", "ppocr_v4_rec"], check=True,
-                   capture_output=True)  # fmt: skip
+    maker = ROOT / "tests/data/exporters/make_models.py"
+    run([sys.executable, maker, "--out", folder, "--only", "ppocr_v4_rec"])
     return folder / "ppocr_v4_rec.onnx"
 
 
-def nox(repo: Path, *args: str, cap: float | None = None) -> tuple[float | None, str]:
-    """Seconds (None: stopped at `cap`) and what it printed."""
-    started = time.perf_counter()
-    try:
-        done = subprocess.run([sys.executable, "-m", "nox", *args], cwd=repo,
-                              capture_output=True, text=True, timeout=cap, check=False)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return None, ""
-    if done.returncode not in (0, 1):
-        sys.exit(f"nox {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return time.perf_counter() - started, done.stdout + done.stderr
-
-
-def triage(repo: Path, path: Path, out: Path, cap: float) -> tuple[float | None, str]:
-    nox(repo, "-s", "matrix", "--", "--cases", "pad_pads_from_constant.tensor",
-        "--state-dir", str(STATE), "--out", str(out / "warm"))  # fmt: skip
-    return nox(repo, "-s", "triage", "--", str(path), "--fresh", "--state-dir", str(STATE),
-               "--out", str(out / "triage"), cap=cap)  # fmt: skip
+def triage(repo: Path, path: Path, state: Path, out: Path, cap: float) -> Run | None:
+    """The warm-up matrix, then the timed triage (None: stopped at `cap`)."""
+    warm = ("--cases", "pad_pads_from_constant.tensor", "--out", str(out / "warm"))
+    nox(repo, "-s", "matrix", "--", *warm, "--state-dir", str(state))
+    command = nox_command("-s", "triage", "--", str(path), "--fresh", "--state-dir", str(state))
+    command += ["--out", str(out / "triage")]
+    return capped(command, cap, cwd=repo, says=r"triaged in ")
 
 
 def main() -> None:
@@ -64,26 +47,39 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=1800, help="seconds before a run stops")
     parser.add_argument("--skip-baseline", action="store_true", help="time HEAD only")
     args = parser.parse_args()
-    print(f"{date.today()}, calibrate: {calibration()} (10.8 s or more: a slow hour)")
+    print(f"started {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="compat-bench-") as tmp:
         work = Path(tmp)
         path = model(work / "model")
-        ours, printed = triage(clone("HEAD", work / "ours"), path, work / "ours-out", args.cap)
-        phases = ("1/", "2/", "3/", "4/", "5/", "triaged in")
-        print("\n".join(line for line in printed.splitlines() if line.startswith(phases)))
-        theirs: float | None = None
+        repo = clone("HEAD", work / "ours")
+        ours = triage(repo, path, work / "ours-state", work / "ours-out", args.cap)
+        calibrated = calibration(work / "ours-state")
+        if ours is not None:
+            phases = ("1/", "2/", "3/", "4/", "5/", "finding ", "triaged in")
+            printed = ours.stdout.splitlines()
+            print("\n".join(line for line in printed if line.startswith(phases)))
+        theirs: Run | None = None
         if not args.skip_baseline:
             repo = clone(args.baseline, work / "theirs")
-            theirs, _ = triage(repo, path, work / "theirs-out", args.cap)
+            theirs = triage(repo, path, work / "theirs-state", work / "theirs-out", args.cap)
 
-    def shown(seconds: float | None) -> str:
-        return f"> {args.cap:.0f} s (stopped)" if seconds is None else f"{seconds:.0f} s"
+    def shown(done: Run | None) -> str:
+        return f"> {args.cap:.0f} s (stopped)" if done is None else f"{done.seconds:.0f} s"
 
-    ratio = f"{ours / theirs:.2f}" if ours and theirs else "-"
-    print("\n| nox -s triage -- ppocr_v4_rec.onnx --fresh (860 nodes, 27 cells) | HEAD | "
-          f"{args.baseline} | ratio |")  # fmt: skip
+    if ours and theirs:
+        ratio = f"{ours.seconds / theirs.seconds:.2f}"
+    elif ours and not args.skip_baseline:
+        ratio = f"< {ours.seconds / args.cap:.2f}"
+    else:
+        ratio = "-"
+    baseline = "-" if args.skip_baseline else shown(theirs)
+    print(f"ended {machine()}; calibrate: {calibrated} (lower is faster)")
+    print(
+        "\n| nox -s triage -- ppocr_v4_rec.onnx --fresh (860 nodes, 27 cells), fresh clone, "
+        f"warm environments, nox's venv kept | HEAD | {args.baseline} | ratio |"
+    )
     print("|---|---|---|---|")
-    print(f"| seconds | {shown(ours)} | {'-' if args.skip_baseline else shown(theirs)} | {ratio} |")
+    print(f"| seconds | {shown(ours)} | {baseline} | {ratio} |")
 
 
 if __name__ == "__main__":
