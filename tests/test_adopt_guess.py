@@ -74,3 +74,21 @@ def test_a_folder_is_pytest_unless_it_is_plain_unittest(tmp_path: Path) -> None:
     assert suite_command(tmp_path, folder, True) == "tests=pytest -q tests"
     assert suite_command(tmp_path, folder, False) == "tests=python -m unittest discover -q -s tests"
     assert find_test_folder(tmp_path / "tests") is None
+
+
+def test_a_workflow_s_run_steps_are_read_and_its_step_names_are_not(tmp_path: Path) -> None:
+    from compat.adopt.testsource import declared_commands
+
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "ci.yml").write_text(
+        "jobs:\n  test:\n    name: pytest\n    steps:\n"
+        "      - name: Run pytest\n        run: pixi run test\n"
+        "      - name: Unit tests\n        run: |\n"
+        "          pip install .\n          python -m pytest -q tests --cov=mine ${{ matrix.x }}\n"
+        "      - run: pytest src\n"
+    )
+    found = declared_commands(tmp_path, {})
+    assert [c.command for c in found] == ["pytest -q tests --cov=mine", "pytest src"]
+    assert found[0].source == ".github/workflows/ci.yml"
+    assert found[0].plugins() == ["pytest-cov"]

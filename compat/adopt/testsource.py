@@ -96,6 +96,27 @@ def _tox_commands(project: Path) -> list[TestCommand]:
     return found
 
 
+def _run_lines(lines: list[str]) -> list[str]:
+    """The shell lines of a workflow's `run:` steps: `run: CMD`, and each line of a
+    `run: |` block (the lines indented under it). A step's `name:` is no command."""
+    found, block = [], -1  # block: the indent of the `run: |` being read, or -1
+    for line in lines:
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if block >= 0 and stripped and indent > block:
+            found.append(stripped)
+            continue
+        block = -1
+        step = stripped.removeprefix("- ")
+        if step.startswith("run:"):
+            value = step[len("run:") :].strip()
+            if value in ("|", ">", "|-", ">-", "|+", ">+", ""):
+                block = indent
+            else:
+                found.append(value)
+    return found
+
+
 def _workflow_commands(project: Path) -> list[TestCommand]:
     found = []
     for path in sorted((project / ".github" / "workflows").glob("*.y*ml")):
@@ -103,8 +124,8 @@ def _workflow_commands(project: Path) -> list[TestCommand]:
             lines = path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             continue
-        for line in lines:
-            text = _cleaned(_split(line.strip().removeprefix("- ").removeprefix("run:")))
+        for line in _run_lines(lines):  # without the workflow's own `${{ … }}` values
+            text = _cleaned(_split(re.sub(r"\$\{\{.*?\}\}", "", line)))
             if text:
                 found.append(TestCommand(text, path.relative_to(project).as_posix()))
     return found
