@@ -50,7 +50,7 @@ def run(tmp_path: Path, state: Path, *args: str) -> tuple[int, dict]:  # type: i
 
 
 @pytest.mark.envs
-def test_the_command_s_exit_status_is_the_verdict_in_each_cell_and_it_always_runs_again(
+def test_the_command_s_exit_status_is_the_verdict_in_each_cell(
     tmp_path: Path, shared_state: Path
 ) -> None:
     axes = ["--onnx", "1.20.1,1.21.0", "--ort", "1.24.4", "--axis", "onnx"]
@@ -68,8 +68,6 @@ def test_the_command_s_exit_status_is_the_verdict_in_each_cell_and_it_always_run
         assert got[(cell, "command.killed")]["outcome"] == "crash"
     repro = " ".join(report["run"]["options"]["run"])
     assert "gate=" in repro
-    again, report = run(tmp_path, shared_state, *axes, "--run", GATE)
-    assert again == 1 and report["run"]["executed"] == 2  # never from the cache
 
 
 @pytest.mark.envs
@@ -165,9 +163,10 @@ def test_launched_from_a_venv_that_has_pytest_a_cell_without_it_never_passes(
 def test_a_failing_suite_runs_twice_at_most_reads_as_its_counts_and_keeps_its_whole_log(
     tmp_path: Path, shared_state: Path
 ) -> None:
+    runs_file = tmp_path / "runs.txt"  # outside the project: each run's copy starts clean
     tests = (
         "import pathlib\n"
-        "pathlib.Path(__file__).with_name('runs.txt').open('a').write('run\\n')\n"
+        f"pathlib.Path({str(runs_file)!r}).open('a').write('run\\n')\n"
         "def test_ok():\n    pass\n"
         "def test_broken():\n    assert 1 == 2, 'a message ' * 400\n"
     )
@@ -180,11 +179,13 @@ def test_a_failing_suite_runs_twice_at_most_reads_as_its_counts_and_keeps_its_wh
     assert result["detail"].startswith(
         "exit 1: 1 failed, 1 passed: tests/test_suite.py::test_broken"
     )
-    runs = (project / "tests" / "runs.txt").read_text().splitlines()
+    runs = runs_file.read_text().splitlines()
     assert len(runs) == 2  # the run and one rerun, never 4
     log = project / "reports" / result["log"]
     assert result["log"] == "logs/onnx1.23.2-ort1.24.4/command.tests.log"
-    assert "a message " * 400 in log.read_text()  # the whole output, not a tail
+    text = log.read_text()
+    assert text.count("a message " * 400) == 2  # the whole output of both attempts
+    assert "# ---- attempt 2: only the failing test attempt 1 reported ----" in text
     (cell,) = report["cells"]
     assert cell["installed"]["pytest"]  # what the cell really had is recorded
 
@@ -222,3 +223,172 @@ def test_a_command_printing_binary_and_escapes_leaves_every_report_valid(
     for name in ("matrix.md", "junit.xml", "matrix.html", "compatibility.md"):
         text = (out / name).read_text()
         assert "\x1b" not in text and "\x07" not in text and "\x00" not in text, name
+
+
+RACE = """\
+import os, pathlib, time
+HERE = pathlib.Path(__file__).parent
+SEEN = pathlib.Path({seen!r})
+
+def test_a_generated_module_is_its_own():
+    (HERE / "temp").mkdir(exist_ok=True)
+    mine = HERE / "temp" / "generated.py"
+    mine.write_text(f"WHO = {{os.getpid()}}\\n")
+    time.sleep(3)  # the other cell runs meanwhile
+    assert mine.read_text() == f"WHO = {{os.getpid()}}\\n"
+    mine.unlink()
+
+def test_edits_a_tracked_file_in_place():
+    data = HERE / "data.txt"
+    assert data.read_text() == "original\\n"
+    with data.open("r+") as f:
+        f.write("overwritten")
+
+def test_its_temp_folder():
+    with SEEN.open("a") as f:
+        f.write(os.environ["TMPDIR"] + " " + os.getcwd() + "\\n")
+"""
+
+
+@pytest.mark.envs
+def test_cells_running_at_once_never_share_a_folder_nor_write_the_checkout(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """Two cells at once, a suite that writes into its tree (as a converter library's
+    does: tests/temp/*.py made and deleted): in one shared folder the cells race and the
+    failing ids change from run to run; each in its own copy, none fails."""
+    seen = tmp_path / "seen.txt"
+    project = project_with_tests(tmp_path, "", RACE.format(seen=str(seen)))
+    (project / "tests" / "data.txt").write_text("original\n")
+    (project / "pyproject.toml").write_text(
+        '[tool.compat]\ncorpus = "none"\nrequires = ["pytest"]\n'
+        'run = ["tests=python -m pytest -q tests"]\n'
+        '[tool.compat.onnx]\nversions = ["1.21.0", "1.23.2"]\npair = "1.24.4"\n'
+        '[tool.compat.onnxruntime]\nversions = ["1.24.4"]\npair = "1.23.2"\n'
+    )
+    before = {p.relative_to(project): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    code, report = run_project(project, shared_state, "--jobs", "2", "--reruns", "0")
+    assert {r["outcome"] for r in report["results"]} == {"pass"}, report["results"]
+    assert code == 0
+    after = {p.relative_to(project): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    assert {k: v for k, v in after.items() if k.parts[0] != "reports"} == before
+    # each cell had a folder and a TMPDIR of its own, neither the checkout nor the host's
+    lines = [line.split() for line in seen.read_text().splitlines()]
+    temps, folders = {t for t, _ in lines}, {f for _, f in lines}
+    assert len(lines) == len(temps) == len(folders) == 2
+    assert not folders & {str(project)} and all(not Path(t).exists() for t in temps)
+    assert all(str(shared_state / "trees") in f for f in folders)
+    (result,) = [r for r in report["results"] if r["cell"] == "onnx1.23.2-ort1.24.4"]
+    log = (project / "reports" / result["log"]).read_text()
+    assert f"(this cell's copy of {project}'s tree)" in log.splitlines()[1]
+
+
+COUNTED = """\
+import pathlib
+def test_counted():
+    with pathlib.Path({runs!r}).open("a") as f:
+        f.write("run\\n")
+"""
+
+
+@pytest.mark.envs
+def test_a_project_s_result_is_served_from_the_cache_until_what_it_depends_on_changes(
+    tmp_path: Path, shared_state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs.txt"
+    compat = 'requires = ["pytest"]\nrun = ["tests=python -m pytest -q tests"]'
+    project = project_with_tests(tmp_path, compat, COUNTED.format(runs=str(runs)))
+    suite = project / "tests" / "test_suite.py"
+
+    def matrix(*args: str) -> dict[str, Any]:
+        code, report = run_project(project, shared_state, *args)
+        assert code == 0, report["results"]
+        return report
+
+    def count() -> int:
+        return len(runs.read_text().splitlines())
+
+    assert matrix()["run"]["executed"] == 1 and count() == 1
+    again = matrix()  # nothing changed: no test runs
+    assert again["run"]["executed"] == 0 and count() == 1
+    assert [r["origin"] for r in again["results"]] == ["cache"]
+    os.utime(suite, (1, 1))  # touched, the same bytes
+    assert matrix()["run"]["executed"] == 0 and count() == 1
+    suite.write_text(suite.read_text() + "# edited\n")  # the tree changed
+    assert matrix()["run"]["executed"] == 1 and count() == 2
+    monkeypatch.setenv("COMPAT_TEST_SETTING", "1")  # the environment it sees changed
+    assert matrix()["run"]["executed"] == 1 and count() == 3
+    assert matrix("--fresh")["run"]["executed"] == 1 and count() == 4
+    config = project / "pyproject.toml"
+    config.write_text(
+        config.read_text().replace("[tool.compat]\n", '[tool.compat]\nno-cache = ["tests"]\n')
+    )
+    assert matrix()["run"]["executed"] == 1 and count() == 5
+    assert matrix()["run"]["executed"] == 1 and count() == 6  # every time
+
+
+FLAKY = """\
+import pathlib
+OUT = pathlib.Path({out!r})
+
+def test_ok():
+    with (OUT / "ok.txt").open("a") as f:
+        f.write("run\\n")
+
+def test_broken():
+    assert 1 == 2
+
+def test_flaky():
+    mark = OUT / "flaky.mark"
+    if not mark.exists():
+        mark.write_text("failed once")
+        assert False, "the first time only"
+"""
+
+
+@pytest.mark.envs
+def test_a_failing_pytest_suite_reruns_only_its_failing_tests_and_names_the_flaky_one(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    compat = 'requires = ["pytest"]\nrun = ["tests=pytest -q tests"]'
+    project = project_with_tests(tmp_path, compat, FLAKY.format(out=str(tmp_path)))
+    code, report = run_project(project, shared_state)
+    assert code == 1
+    (result,) = report["results"]
+    assert result["outcome"] == "fail"  # test_broken failed in both attempts
+    assert result["detail"].startswith("exit 1: 2 failed, 1 passed: ")
+    assert result["detail"].endswith(
+        "; flaky: 1 test failed in one attempt, not in another: tests/test_suite.py::test_flaky"
+    )
+    assert (tmp_path / "ok.txt").read_text() == "run\n"  # the rerun ran the failing two only
+    log = (project / "reports" / result["log"]).read_text()
+    first, second = log.split("# ---- attempt 2: only the 2 failing tests attempt 1 reported ----")
+    assert "2 failed, 1 passed" in first and "1 failed, 1 passed, 1 deselected" in second
+    # judged: the next run with nothing changed serves it, runs nothing and no rerun
+    code, again = run_project(project, shared_state)
+    assert code == 1 and again["run"]["executed"] == 0 and not again["run"].get("reran")
+    assert [r["detail"] for r in again["results"]] == [result["detail"]]
+
+
+@pytest.mark.envs
+def test_another_runner_s_failure_costs_one_run_more_and_reruns_0_turns_it_off(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    runs = tmp_path / "runs.txt"
+    tests = (
+        "import pathlib, unittest\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_broken(self):\n"
+        f"        pathlib.Path({str(runs)!r}).open('a').write('run\\n')\n"
+        "        self.assertEqual(1, 2)\n"
+    )
+    compat = 'run = ["tests=python -m unittest discover -s tests"]'
+    project = project_with_tests(tmp_path, compat, tests)
+    code, report = run_project(project, shared_state)
+    assert code == 1 and len(runs.read_text().splitlines()) == 2
+    (result,) = report["results"]
+    assert result["outcome"] == "fail" and "test_suite.T.test_broken" in result["detail"]
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text().replace("[tool.compat]\n", "[tool.compat]\nreruns = 0\n"))
+    code, report = run_project(project, shared_state, "--fresh")
+    assert code == 1 and len(runs.read_text().splitlines()) == 3

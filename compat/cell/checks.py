@@ -47,9 +47,10 @@ class Check:
     parts: Tuple[Part, ...] = ()
     #: run on every case unless the case says otherwise (False: only where asked for)
     default: bool = True
-    #: depends on more than the installed versions (the user's project files): never
-    #: cached, never shared between cells, never answered from a remembered run
-    volatile: bool = False
+    #: depends on the user's project too (its files, everything installed, the
+    #: environment): keyed by all of it (compat/state/cache.py `result_key`), never
+    #: answered from a remembered run
+    project: bool = False
     #: as `Part.slow`: who runs it, when its timeout is a limit of that runner
     slow: str = ""
     #: the `Case` field it compares with (`convert_to`, `optimized`): a case that leaves
@@ -192,7 +193,7 @@ CHECKS: Tuple[Check, ...] = (
         "the command (`--run`), through the shell, in the cell's environment",
         cost=1.0,
         default=False,
-        volatile=True,
+        project=True,
     ),
 )
 

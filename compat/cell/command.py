@@ -3,14 +3,18 @@
 The command runs through the shell with the cell's environment and nothing else: its
 `bin/` first on PATH, VIRTUAL_ENV set to it, and every other Python environment on
 PATH (the host's venv, nox's, pyenv's shims, conda's) taken off, with no user
-site-packages; the project root is the working directory. A program that is not in the
-cell — pytest not installed there — is an `error` that says so and how to fix it, never
-a run of another environment's copy that could pass for the cell.
+site-packages and a TMPDIR of its own. It runs in the folder the host gives (the
+cell's own copy of the project's tree, compat/execute/tree.py), else the project root.
+A program that is not in the cell — pytest not installed there — is an `error` that
+says so and how to fix it, never a run of another environment's copy that could pass
+for the cell.
 
 Exit 0 is a pass, any other exit a fail, death by a signal a crash; the command has its
 own timeout (`command-timeout`), after which it and everything it started is killed.
 The detail is a summary of what it printed (compat/cell/outputs.py: a test runner's
-counts and failing ids); the whole output goes to the log file the host asks for.
+counts and failing ids), the record also names the runner and every failing test id;
+the whole output goes to the log file the host asks for, each attempt after the first
+(a rerun: `attempt`, with `only` the failing tests, for pytest) appended to it.
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
-from compat.cell.outputs import summarize
+from compat.cell.attempt import Log, observed, only_failing
+from compat.cell.outputs import failing_ids, runner, summarize
 from compat.cell.verdict import Verdict, fail
 
 #: Exit status of a shell that could not find the program.
@@ -160,35 +167,16 @@ def _missing_module(command, output):
     return module if said else None
 
 
-def write_log(path, command, cwd, output, status):
-    if not path:
-        return
-    try:
-        folder = os.path.dirname(path)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("$ %s\n# in %s, with %s\n# %s\n\n" % (command, cwd, sys.prefix, status))
-            f.write(output)
-    except OSError:
-        pass
+#: Longest list of failing test ids a record carries (a rerun of more runs everything).
+FAILING_LIMIT = 1000
 
 
-def check_command(case):
-    """Runs the case's command; its exit status is the verdict."""
-    spec = case.spec["command"]
-    task = getattr(case, "task", None) or {}
-    log, timeout = task.get("log", ""), task.get("command_timeout") or spec.get("timeout")
-    cwd = spec.get("cwd") or os.getcwd()
-    env = environment()
-    try:
-        resolve(spec["command"], env)
-    except Verdict as verdict:
-        write_log(log, spec["command"], cwd, "", verdict.detail)
-        raise
+def _run(command, cwd, env, timeout):
+    """(exit code, output, seconds, timed out) of the command, killed with all it
+    started past `timeout` seconds."""
     started = time.monotonic()
     process = subprocess.Popen(
-        spec["command"],
+        command,
         shell=True,
         cwd=cwd,
         env=env,
@@ -206,13 +194,48 @@ def check_command(case):
         data, _ = process.communicate()
         timed_out = True
     output = data.decode("utf-8", "replace")
-    seconds = time.monotonic() - started
-    code = process.returncode
-    status = (
-        "ran past the %g s command-timeout; killed" % float(timeout) if timed_out
-        else "exit %d after %.1f s" % (code, seconds)
-    )  # fmt: skip
-    write_log(log, spec["command"], cwd, output, status)
+    return process.returncode, output, time.monotonic() - started, timed_out
+
+
+def check_command(case):
+    """Runs the case's command; its exit status is the verdict. What a test runner said
+    (its name, every failing test's id) goes to `case.extra`, for the record."""
+    spec = case.spec["command"]
+    task = getattr(case, "task", None) or {}
+    timeout = task.get("command_timeout") or spec.get("timeout")
+    cwd = task.get("cwd") or spec.get("cwd") or os.getcwd()
+    log = Log(task.get("log", ""), spec["command"], cwd, spec.get("cwd", ""), task)
+    env = environment()
+    try:
+        resolve(spec["command"], env)
+    except Verdict as verdict:
+        log.write("", verdict.detail)
+        raise
+    # a temp folder of its own, inside the worker's (which its starter removes)
+    scratch = tempfile.mkdtemp(prefix="command-")
+    extra = getattr(case, "extra", {})
+    try:
+        env["TMPDIR"] = scratch
+        chosen = only_failing(env, log.only, scratch) if log.only else None
+        code, output, seconds, timed_out = _run(spec["command"], cwd, env, timeout)
+        ran = observed(chosen) if chosen else None
+        if ran is not None:
+            extra["observed"] = ran
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if timed_out:
+        status = "ran past the %g s command-timeout; killed" % float(timeout)
+    else:
+        status = "exit %d after %.1f s" % (code, seconds)
+    log.write(output, status)
+    failing = failing_ids(output)
+    extra["runner"] = runner(output) or ""
+    if len(failing) <= FAILING_LIMIT:
+        extra["failing"] = failing
+    return _verdict(spec["command"], code, output, status, timed_out)
+
+
+def _verdict(command, code, output, status, timed_out):
     said = summarize(output)
     if timed_out:
         raise Verdict("timeout", "command", "%s: %s" % (status, said))
@@ -220,7 +243,7 @@ def check_command(case):
         raise Verdict("crash", "command", "killed by signal %d: %s" % (-code, said))
     if code == NOT_FOUND and "not found" in output:
         raise Verdict("error", "command", "exit 127 (the shell found no such program): " + said)
-    missing = _missing_module(spec["command"], output) if code else None
+    missing = _missing_module(command, output) if code else None
     if missing:
         raise Verdict(
             "error",

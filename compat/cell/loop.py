@@ -30,6 +30,7 @@ from compat.cell.verdict import Verdict, one_line
 def run_task(cases, task):
     started = time.perf_counter()
     outcome, phase, detail, trace = "pass", "", "", ""
+    extra = {}  # what a check says beside its verdict (a command: its runner, failing ids)
     if task.get("skip"):  # the host knows it cannot finish here (a runner too slow)
         return record(
             "skip",
@@ -44,7 +45,7 @@ def run_task(cases, task):
         case = cases.get(task["case_dir"])
         if case is None:
             case = cases[task["case_dir"]] = CaseData(task["case_dir"])
-        case.task = task
+        case.task, case.extra = task, extra
         detail = find_check(case, task["check"])(case) or ""
     except Verdict as verdict:
         outcome, phase, detail, trace = (
@@ -73,6 +74,7 @@ def run_task(cases, task):
         check=task["check"],
         seconds=seconds,
         traceback=trace,
+        **extra,
     )
 
 

@@ -165,6 +165,11 @@ def _runner(lines: List[str]) -> Optional[str]:
     return "pytest" if pytest_at > unittest_at else "unittest"
 
 
+def runner(output: str) -> Optional[str]:
+    """Which test runner's summary ends the output: "pytest", "unittest" or None."""
+    return _runner(clean_lines(output))
+
+
 def failing_ids(output: str) -> List[str]:
     """The ids of the tests a pytest or unittest run reports failed or in error, in
     the order it reports them (`tests/test_x.py::test_a[p]`, `module.Class.test_x`);

@@ -65,6 +65,7 @@ class CommandSpec(_CommandNeeds, total=False):
 
     cwd: str  # where it runs ("" or absent: where the worker runs)
     timeout: float  # its seconds when the task gives none (the host always does)
+    cache: str  # "no": its results are never cached (`no-cache`); absent otherwise
 
 
 class _SpecNeeds(TypedDict):
@@ -135,6 +136,9 @@ class TaskOptions(TypedDict, total=False):
     #: run nothing, answer a `skip` with this detail (the host knows the task's runner
     #: cannot finish on this model in this cell)
     skip: str
+    cwd: str  # where a command runs: the cell's copy of the project's tree
+    attempt: int  # a command's attempt (2: its rerun), appended to its log
+    only: List[str]  # a rerun of a pytest command: only these failing tests run
 
 
 class Task(_TaskNeeds, TaskOptions):
@@ -172,7 +176,12 @@ class RecordOptions(TypedDict, total=False):
     index: int  # the task's position in its plan (a plan's records only)
     #: no verdict to keep (a crash, a stop, a slow runner's skip): computed again next time
     retry: bool
-    runs: List[RecordedOutcome]  # each run's outcome, of a `flaky` record
+    #: each run's outcome, of a `flaky` record and of a command's judged attempts
+    runs: List[RecordedOutcome]
+    runner: str  # a command's test runner, read from its output: pytest, unittest or ""
+    failing: List[str]  # every test id that runner reported failing (absent: too many)
+    flaky: List[str]  # a command's tests that failed in some of its attempts only
+    observed: List[str]  # a pytest rerun's: which of its `only` tests it really ran
 
 
 class RawRecord(_RecordNeeds, RecordOptions):

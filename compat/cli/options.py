@@ -151,9 +151,10 @@ def add_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reruns",
         type=int,
-        default=3,
+        default=None,
         help="more runs, each in a fresh worker, of an unexpected result: runs that "
-        "disagree are `flaky` (default 3; 0 turns it off)",
+        "disagree are `flaky` (default: [tool.compat] reruns, else 3; a command runs "
+        "once more at most, a pytest suite only its failing tests; 0 turns it off)",
     )
     parser.add_argument(
         "--no-share",

@@ -37,6 +37,11 @@ CONFIG: dict[str, dict[str, str]] = {
         '(default), `"seed"` or `"none"`',
         "command-timeout": "seconds one of your commands may run (default 900); `timeout` "
         "bounds one check of a model",
+        "no-cache": "the commands of `run`, by name, whose results are never served from "
+        'the result cache: they run again every time (`["integration"]`)',
+        "reruns": "more runs of an unexpected result, each in a fresh worker (default 3; a "
+        "command once at most, a pytest suite only its failing tests; 0: none); `--reruns` "
+        "replaces it",
         "python": "the Pythons every cell runs on: `[tool.compat.python]` (below)",
         "docs": "the committed docs pages and the stored results they render from: "
         "`[tool.compat.docs]` (below)",
@@ -203,8 +208,10 @@ CASE_SPEC: dict[str, dict[str, str]] = {
     },
     "CommandSpec": {
         "command": "the shell command",
-        "cwd": "where it runs (absent: where the worker runs)",
+        "cwd": "the project's folder: each cell runs the command in its own copy of its "
+        "tree (absent: where the worker runs)",
         "timeout": "its seconds, when the task gives none",
+        "cache": '`"no"`: its results are never cached (`no-cache`); absent otherwise',
     },
 }
 

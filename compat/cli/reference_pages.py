@@ -73,8 +73,13 @@ def checks_page() -> str:
         if check.parts:
             parts = ", ".join(f"`{p.name}` ({', '.join(p.depends)})" for p in check.parts)
             lines.append(f"- **Computed in parts**, each cached on its own: {parts}.")
-        if check.volatile:
-            lines.append("- **Never cached or shared**: it depends on your files too.")
+        if check.project:
+            lines.append(
+                "- **Cached by content**: your project's tree, every distribution installed "
+                "in the cell, the command, its environment and the Python "
+                "([the key](../explanation/verdicts.md#your-commands-results)); "
+                "`no-cache` opts a command out."
+            )
         if check.suite:
             lines.append("- Run by the [backend scoreboard](../how-to/scoreboard.md) too.")
     lines += [

@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 from compat.core.case import Case
-from compat.core.errors import UsageError
+from compat.core.errors import ConfigError, UsageError
 from compat.corpus.make import stand_in
+from compat.plan.config import Config
 
 FAMILY = "command"
 DESCRIPTION = "the project's own commands (`--run`), run in each cell's environment"
@@ -28,21 +29,50 @@ def parse_run(text: str) -> tuple[str, str]:
     return name, command.strip()
 
 
-def command_cases(runs: list[str], root: Path) -> list[Case]:
-    """One case per `--run`, run from `root` (the project: the config's folder)."""
+def command_cases(runs: list[str], root: Path, uncached: tuple[str, ...] = ()) -> list[Case]:
+    """One case per `--run`, for the project at `root` (the config's folder); the
+    commands named in `uncached` are never served from the result cache."""
     cases, seen = [], set()
     for text in runs:
         name, command = parse_run(text)
         if name in seen:
             raise UsageError(f"--run: two commands are named {name!r}; name them: --run NAME=CMD")
         seen.add(name)
+        spec = {"command": command, "cwd": str(root)}
+        if name in uncached:
+            spec["cache"] = "no"
         cases.append(
             Case(
                 id=f"{FAMILY}.{name}",
                 description=command,
                 model=stand_in("command"),  # only `command` runs, and reads no model
                 builtin_checks=("command",),
-                command={"command": command, "cwd": str(root)},
+                command=spec,
             )
         )
     return cases
+
+
+def check_uncached(config: Config) -> None:
+    """`no-cache` names commands of `run` (a typo there is one line, never ignored)."""
+    names = [parse_run(text)[0] for text in config.run]
+    for name in config.no_cache:
+        if name not in names:
+            have = ", ".join(names) or "none: run = [...] is empty"
+            raise ConfigError(
+                f"{config.source}: [tool.compat] no-cache: {name!r} names no command of run "
+                f"(their names: {have}); name a command as run = ['NAME=CMD']"
+            )
+
+
+def project_root(case: Case) -> Path | None:
+    """The project folder a command case runs for (None: not a command)."""
+    if not case.command or not case.command.get("cwd"):
+        return None
+    return Path(case.command["cwd"])
+
+
+def cached(case: Case) -> bool:
+    """Whether a command case's results may be cached (`no-cache` in [tool.compat] names
+    the commands that always run again)."""
+    return not case.command or case.command.get("cache", "") != "no"

@@ -16,6 +16,7 @@ from compat.cell.protocol import RawRecord
 from compat.core.outcomes import CellState, CheckResult, Outcome
 from compat.corpus.discover import CaseFiles
 from compat.corpus.known import classify
+from compat.corpus.usercommand import cached, project_root
 from compat.execute import interrupt
 from compat.execute.backends import REAL, Backends
 from compat.execute.envs import Environment
@@ -23,6 +24,7 @@ from compat.execute.progress import Progress
 from compat.execute.schedule import Job, Unit, assign, units
 from compat.execute.settings import Settings
 from compat.execute.slots import CellRun, Ledger, slot, summary
+from compat.execute.tree import checked_out, context
 from compat.execute.unexpected import rerun_unexpected
 from compat.execute.worker import Task
 from compat.plan.matrix import Cell
@@ -86,6 +88,7 @@ class _Work:
         self.known = {} if settings.fresh else dict(entries)
         self.seconds = {k: float(r.get("seconds", 0)) for k, r in entries.items()}
         self.codes = {f.directory: code_hash(f) for f in files}  # the in-cell code, read once
+        self.contexts = contexts(files, settings)  # each command's tree and environment
         self.ledger = Ledger(settings, {c.id: c for c in cells}, {f.case.id: f.case for f in files})
         self.claimed: set[str] = set()
         self.executed: dict[str, int] = {c.id: 0 for c in cells}
@@ -122,7 +125,8 @@ class _Work:
             env = self.envs[cell.id]
             mine = []
             if env.record.state is CellState.READY:
-                mine = [slot(cell, env, f, self.codes[f.directory], check, self.settings.share)
+                mine = [slot(cell, env, f, self.codes[f.directory], check, self.settings.share,
+                             self.contexts.get(f.directory, ""))
                         for f in self.files for check in f.case.checks]  # fmt: skip
             self.ledger.slots[cell.id] = mine
             new += [j for s in mine for j in s.jobs]
@@ -151,10 +155,12 @@ class _Work:
         """An earlier run's record is served only when it is expected here: an unexpected
         one is computed again first (a known failure, a pass or a skip is served)."""
         record = self.known.get(job.key)
-        if record is None:
+        if record is None or not cached(job.files.case):
             return False
         if record["outcome"] in ("pass", "skip"):
             return True
+        if job.files.case.command and judged(record, self.settings.reruns):
+            return True  # a command's failure, once its rerun agreed: its verdict
         case = self.ledger.cases[job.files.case.id]
         check = job.check.split(SEPARATOR, 1)[0]
         result = CheckResult(job.cell, case.id, check, Outcome(record["outcome"]),
@@ -175,16 +181,40 @@ class _Work:
 
         def keep(batch: list[tuple[int, RawRecord]]) -> None:
             if self.cache:  # as they finish: a host killed mid-unit loses no finished result
-                self.cache.put([(unit.jobs[i].key, r) for i, r in batch])
+                kept = [(unit.jobs[i].key, r) for i, r in batch if cached(unit.jobs[i].files.case)]
+                self.cache.put(kept)
 
-        records = self.backends.run(env.python, tasks, workdir, settings.timeout, env.code,
-                                    env.record.limits, f"onnx {env.record.onnx}", keep,
-                                    settings.memory)  # fmt: skip
+        with checked_out(settings.copies(unit.jobs), settings.outputs):  # commands' folders
+            records = self.backends.run(
+                env.python,
+                tasks,
+                workdir,
+                settings.timeout,
+                env.code,
+                env.record.limits,
+                f"onnx {env.record.onnx}",
+                keep,
+                settings.memory,
+            )
         with self.lock:
             self.progress.done_unit(unit.label)
             for job, record in zip(unit.jobs, records, strict=False):  # fewer when stopped
                 self.ledger.put(job.key, record, job.cell)
             self.complete()
+
+
+def contexts(files: list[CaseFiles], settings: Settings) -> dict[Path, str]:
+    """Each command case's context (compat/execute/tree.py): its project's tree and the
+    environment, read once per project."""
+    roots = {f.directory: root for f in files if (root := project_root(f.case)) is not None}
+    read = {root: context(root, settings.outputs) for root in set(roots.values())}
+    return {directory: read[root] for directory, root in roots.items()}
+
+
+def judged(record: RawRecord, reruns: int) -> bool:
+    """Whether a command's cached record is a verdict to serve: its attempts agreed (a
+    rerun's judgement that is not `flaky`), or it is the only run asked for."""
+    return record["outcome"] != "flaky" and (len(record.get("runs", ())) > 1 or reruns == 0)
 
 
 def forget_logs(tasks: list[Task]) -> None:

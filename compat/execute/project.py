@@ -127,22 +127,36 @@ def flag(root: Path, extras: tuple[str, ...] = ()) -> str:
 
 
 def source_digest(root: Path) -> str:
-    """What the build reads: every file's path and bytes (git's tracked and untracked
-    but not ignored files in a checkout, else the folder minus outputs and caches),
-    and the commit, which a VCS version (setuptools-scm, hatch-vcs) is made from."""
+    """What the build reads: every file of the project's tree (`tree_files`) with its
+    path and bytes, and the commit, which a VCS version (setuptools-scm, hatch-vcs) is
+    made from."""
     digest = hashlib.sha256()
-    files = _git_files(root)
-    if files is not None:  # untracked reports and state a run writes are not the project
-        files = [n for n in files if n.split("/", 1)[0] not in SKIPPED]
+    if (root / ".git").exists() and shutil.which("git") is not None:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                               text=True, check=False)  # fmt: skip
         digest.update(head.stdout.encode())
-    else:
-        files = []
-        for folder, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.endswith(".egg-info"))
-            files += [Path(folder, n).relative_to(root).as_posix() for n in names]
-    for name in sorted(files):
+    digest.update(files_digest(root, tree_files(root)).encode())
+    return digest.hexdigest()
+
+
+def tree_files(root: Path) -> list[str]:
+    """The project's tree, as relative POSIX paths, sorted: git's tracked and untracked
+    but not ignored files in a checkout (untracked reports and state a run writes are
+    not the project), else the folder minus outputs, environments and caches (SKIPPED)."""
+    files = _git_files(root)
+    if files is not None:
+        return sorted(n for n in files if n.split("/", 1)[0] not in SKIPPED)
+    files = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.endswith(".egg-info"))
+        files += [Path(folder, n).relative_to(root).as_posix() for n in names]
+    return sorted(files)
+
+
+def files_digest(root: Path, names: list[str]) -> str:
+    """The hash of the files `names` under `root`: each one's path and bytes."""
+    digest = hashlib.sha256()
+    for name in names:
         path = root / name
         if path.is_file():
             digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")

@@ -155,10 +155,11 @@ def _run_matrix(
         records = {k: v.record for k, v in ready.items()}
         digest = inputs_digest(plan, files, infos, corpus.families, records, settings)
         meta["digest"] = digest
-        # a user's command (--run) depends on their files too: it always runs again
-        volatile = any(BY_NAME[c].volatile for case in corpus.cases for c in case.checks
-                       if c in BY_NAME)  # fmt: skip
-        remembered = None if settings.fresh or volatile else recall(_memo(settings, digest))
+        # a user's command (--run) depends on their files too: its results are served
+        # from the result cache, by their content, never from a remembered run
+        project = any(BY_NAME[c].project for case in corpus.cases for c in case.checks
+                      if c in BY_NAME)  # fmt: skip
+        remembered = None if settings.fresh or project else recall(_memo(settings, digest))
         if remembered is not None:  # nothing changed: no cell process starts
             progress.close()
             run = {**remembered.run, **meta, "seconds": round(time.monotonic() - clock, 2)}

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from compat.corpus.usercommand import project_root
 from compat.execute.schedule import Job
+from compat.execute.tree import home
 from compat.execute.worker import Task
 from compat.plan.matrix import Cell
 from compat.plan.pythons import find_python
@@ -33,6 +35,9 @@ class Settings:
     logs_dir: Path | None = None
     #: a worker's address-space limit in bytes (0: none; see `steps.memory_limit`)
     memory: int = 0
+    #: where each cell's copy of the project's tree is kept, `TREES/PROJECT/CELL/CASE`,
+    #: the folder a command runs in (None: the project's own folder)
+    trees_dir: Path | None = None
 
     def task(self, job: Job) -> Task:
         """The worker's task for a job, with its time: a model's grows with its size (see
@@ -41,8 +46,33 @@ class Settings:
         task = Task(case.id, job.check, str(job.files.directory))
         if not case.command:
             return replace(task, timeout=budget(self.timeout, job.files.directory))
+        tree = self.tree(job)
         return replace(task, command_timeout=self.command_timeout, log=str(self.log(job) or ""),
-                       timeout=self.command_timeout + self.timeout)  # fmt: skip
+                       timeout=self.command_timeout + self.timeout,
+                       cwd=str(tree or ""))  # fmt: skip
+
+    def tree(self, job: Job) -> Path | None:
+        """The folder a command runs in: its cell's copy of the project's tree (None: the
+        project's own folder, or not a command)."""
+        root = project_root(job.files.case)
+        if root is None or self.trees_dir is None:
+            return None
+        return home(self.trees_dir, root) / job.cell / job.files.case.id
+
+    def copies(self, jobs: list[Job] | tuple[Job, ...]) -> list[tuple[Path, Path]]:
+        """(project root, the cell's copy) of each command among `jobs`."""
+        pairs = []
+        for job in jobs:
+            root, tree = project_root(job.files.case), self.tree(job)
+            if root is not None and tree is not None:
+                pairs.append((root, tree))
+        return pairs
+
+    @property
+    def outputs(self) -> tuple[Path, ...]:
+        """What a run writes, left out of the project's tree when it is inside it: the
+        state directory and the report directory."""
+        return (self.envs_dir.parent, *((self.logs_dir.parent,) if self.logs_dir else ()))
 
     def interpreter(self, cell: Cell) -> str:
         """The interpreter a cell's environment is made from: its Python's (found by

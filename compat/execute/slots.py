@@ -51,13 +51,20 @@ class Slot:
 
 
 def slot(
-    cell: Cell, env: Environment, files: CaseFiles, code: str, check: str, share: bool
+    cell: Cell,
+    env: Environment,
+    files: CaseFiles,
+    code: str,
+    check: str,
+    share: bool,
+    project: str = "",
 ) -> Slot:
-    """The slot of a check of a case in a cell: one job per task, each with its key."""
+    """The slot of a check of a case in a cell: one job per task, each with its key
+    (`project`: a command's context, compat/execute/tree.py)."""
     return Slot(
         check,
         tuple(
-            Job(cell.id, files, task, result_key(env.record, files, task, share, code))
+            Job(cell.id, files, task, result_key(env.record, files, task, share, code, project))
             for task in tasks_of(check)
         ),
     )

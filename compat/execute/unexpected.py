@@ -1,18 +1,23 @@
 """What came out unexpected runs again: every key behind a result that is unexpected in
 some cell (every part of it) runs `Settings.reruns` more times in fresh workers of the
 cell that computed it (compat/execute/reruns.py judges the runs: all alike, or
-`flaky`), and every cell that shows one of those keys has its results read again."""
+`flaky`), and every cell that shows one of those keys has its results read again. A
+project's command runs once more at most, a pytest suite only its failing tests, and
+a command's verdict served from the cache (its attempts judged in an earlier run) does
+not run again."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from compat.core.outcomes import Outcome
+from compat.corpus.usercommand import cached
 from compat.execute.backends import Rerunner
 from compat.execute.envs import Environment
 from compat.execute.progress import Progress
 from compat.execute.schedule import Job
 from compat.execute.slots import Ledger
+from compat.execute.tree import checked_out
 from compat.state.cache import ResultCache
 
 #: Most reruns of a project's command: a test suite is slow and deterministic as a rule;
@@ -44,8 +49,8 @@ def rerun_unexpected(
         f"(each {reruns} more time{'s' * (reruns != 1)}, a project's "
         f"command {COMMAND_RERUNS}), to tell nondeterminism from failure"
         if len(suspects) > failing else
-        f"running {failing} failing command{'s' * (failing != 1)} once more, to tell "
-        "a flaky suite from a failing one"
+        f"running {failing} failing command{'s' * (failing != 1)} once more (pytest: "
+        "only the failing tests), to tell flaky tests from failing ones"
     )  # fmt: skip
     rounds_of: dict[str, int] = {}
     for cell, jobs in by_cell.items():
@@ -66,6 +71,8 @@ def _suspects(ledger: Ledger, envs: dict[str, Environment]) -> dict[str, Job]:
         for slot, result in zip(ledger.slots[cell_id], run.results, strict=True):
             if result.outcome.unexpected and result.outcome is not Outcome.FLAKY:
                 for job in slot.jobs:
+                    if ledger.origin[job.key] == "cache" and "runs" in ledger.raw[job.key]:
+                        continue  # an earlier run's judgement of its attempts: served
                     owner = ledger.origin[job.key] if ledger.origin[job.key] in envs else job.cell
                     suspects.setdefault(job.key, replace(job, cell=owner))
     return suspects
@@ -94,21 +101,23 @@ def _rerun_cell(
             f"{len(mine)} unexpected"
         )  # fmt: skip
         progress.start(label)
-        judged = rerun(
-            env.python,
-            env.code,
-            [settings.task(j) for j in mine],
-            [ledger.raw[j.key] for j in mine],
-            min(rounds, settings.reruns),
-            settings.work_dir / "reruns" / cell,
-            settings.timeout,
-            env.record.limits,
-            settings.memory,
-        )
+        with checked_out(settings.copies(mine), settings.outputs):  # commands' folders
+            judged = rerun(
+                env.python,
+                env.code,
+                [settings.task(j) for j in mine],
+                [ledger.raw[j.key] for j in mine],
+                min(rounds, settings.reruns),
+                settings.work_dir / "reruns" / cell,
+                settings.timeout,
+                env.record.limits,
+                settings.memory,
+            )
         progress.done_unit(label)
         for job, record in zip(mine, judged, strict=True):
             ledger.put(job.key, record, cell)
             rounds_of[job.key] = min(rounds, settings.reruns)
         if cache:
-            cache.put([(j.key, r) for j, r in zip(mine, judged, strict=True)])
+            pairs = zip(mine, judged, strict=True)
+            cache.put([(j.key, r) for j, r in pairs if cached(j.files.case)])
     return rounds_of

@@ -34,12 +34,23 @@ class Task:
     log: str = ""  # where a command writes its whole output
     #: the watchdog's seconds for this task (None: the run's `--timeout`)
     timeout: float | None = None
+    cwd: str = ""  # where a command runs: its cell's copy of the project's tree
+    attempt: int = 1  # a command's attempt: its rerun is the second
+    only: tuple[str, ...] = ()  # a pytest command's rerun: only these failing tests
 
     def line(self) -> protocol.Task:
-        """The task as the worker reads it, every field given (None and "" included)."""
-        return protocol.task(self.case, self.check, self.case_dir,
+        """The task as the worker reads it, every field given (None and "" included);
+        a command's folder, attempt and tests only when it has them."""
+        line = protocol.task(self.case, self.check, self.case_dir,
                              command_timeout=self.command_timeout, log=self.log,
                              timeout=self.timeout)  # fmt: skip
+        if self.cwd:
+            line["cwd"] = self.cwd
+        if self.attempt > 1:
+            line["attempt"] = self.attempt
+        if self.only:
+            line["only"] = list(self.only)
+        return line
 
 
 class ResultsFile:

@@ -15,6 +15,7 @@ from compat.core.versions import parse_range, parse_version
 from compat.plan.known_tables import PACKAGES, KnownEntry, known_tables
 from compat.plan.pythons import is_version_list
 from compat.plan.toml_values import (
+    as_count,
     as_releases,
     as_strings,
     as_table,
@@ -125,11 +126,16 @@ class Config:
     #: (`3.10,3.12`) or a range (`>=3.10`, read against what is installed); "": the
     #: interpreter onnx-compat runs on (or `--python`)
     python: str = ""
+    #: the commands of `run`, by name, whose results are never cached: they run again
+    #: every time (`no-cache = ["integration"]`)
+    no_cache: tuple[str, ...] = ()
+    #: more runs of an unexpected result (`--reruns` replaces it; None: its default)
+    reruns: int | None = None
 
 
 _TOP_KEYS = {
     "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes", "run",
-    "requires", "groups", "extras", "corpus", "command-timeout", "python",
+    "requires", "groups", "extras", "corpus", "command-timeout", "python", "no-cache", "reruns",
 }  # fmt: skip
 
 
@@ -296,6 +302,8 @@ def load_config(path: Path) -> Config:
         corpus=_corpus(table.get("corpus", "all"), path),
         command_timeout=_timeout(table.get("command-timeout", 900), path, "command-timeout", 900),
         python=_python(table.get("python"), path),
+        no_cache=listed("no-cache", "integration"),
+        reruns=as_count(table, "reruns", "tool.compat", path, "reruns = 1 (0: none)"),
     )
 
 

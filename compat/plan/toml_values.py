@@ -43,6 +43,14 @@ def as_text(table: dict[str, Any], key: str, where: str, path: Path, example: st
     return value
 
 
+def as_count(table: dict[str, Any], key: str, where: str, path: Path, example: str) -> int | None:
+    """A whole number, 0 or more, when the key is given (None when it is not)."""
+    value = table.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise wrong_type(path, where, key, value, f"a whole number, 0 or more, like {example}")
+    return value
+
+
 def reject_unknown(table: dict[str, Any], allowed: set[str], where: str, path: Path) -> None:
     """An unknown key is an error naming it and the keys allowed, never ignored."""
     unknown = sorted(set(table) - allowed)

@@ -6,7 +6,11 @@ onnx-only checks, onnxruntime and numpy for onnxruntime-only ones, all of them
 otherwise), Python and the platform, the case's content hash (model bytes, arrays,
 expectations) and the hash of the in-cell code (custom check files included). So a
 result computed in one cell serves every other cell with the same versions of
-those packages, in this run and later ones. The cache lives in `.compat/cache/`,
+those packages, in this run and later ones. A project's command is keyed by all it
+can depend on that the tool knows: every distribution installed in the cell and its
+version, Python and the platform, the command (the case's content), the bytes of the
+project's tree and the environment variables it sees (compat/execute/tree.py
+`context`), and the in-cell code. The cache lives in `.compat/cache/`,
 one JSON-lines file per version of the in-cell code (a new version's keys are all
 new: the files of all but the newest KEEP_GENERATIONS versions are deleted), and is
 safe to delete at any time. Timeouts and crashes are
@@ -65,31 +69,41 @@ def depends_on(files: CaseFiles, check: str) -> tuple[str, ...]:
     return PARTS[check].depends if check in PARTS else BY_NAME[check].depends
 
 
-def volatile(record: RawRecord) -> bool:
-    """A result of a check that depends on more than installed versions (`--run`)."""
-    check = BY_NAME.get(str(record.get("check", "")))
-    return bool(check and check.volatile)
-
-
 def result_key(
-    record: CellRecord, files: CaseFiles, check: str, share: bool = True, code: str = ""
+    record: CellRecord,
+    files: CaseFiles,
+    check: str,
+    share: bool = True,
+    code: str = "",
+    project: str = "",
 ) -> str:
     """The key of one result; `share=False` keys it to its cell as well (every cell
     computes everything itself: the reference the sharing is tested against). `code`:
-    the case's `code_hash`, when the caller computed it once for many keys."""
-    # a custom check is code that may import anything installed (a downstream package
-    # of an extra axis or --with): the cell's other recorded packages key its result too
-    custom = any(c.name == check for c in files.case.custom_checks)
-    extras = sorted(n for n in record.packages if n not in EVERYTHING) if custom else []
+    the case's `code_hash`, when the caller computed it once for many keys. `project`:
+    for a check of the project (a command), what it depends on outside the cell (the
+    tree's bytes and the environment: compat/execute/tree.py `context`)."""
+    if check in BY_NAME and BY_NAME[check].project:
+        # everything installed: the project's wheel, its test dependencies, pytest itself
+        installed = sorted((record.installed or record.packages).items())
+        versions = [f"{name}=={version}" for name, version in installed]
+        versions.append(f"project={project}")
+    else:
+        # a custom check is code that may import anything installed (a downstream package
+        # of an extra axis or --with): the cell's other recorded packages key its result too
+        custom = any(c.name == check for c in files.case.custom_checks)
+        extras = sorted(n for n in record.packages if n not in EVERYTHING) if custom else []
+        versions = [
+            *(f"{name}=={record.packages.get(name)}" for name in depends_on(files, check)),
+            *(f"{name}=={record.packages[name]}" for name in extras),
+        ]
     identity = [
-        *(f"{name}=={record.packages.get(name)}" for name in depends_on(files, check)),
-        *(f"{name}=={record.packages[name]}" for name in extras),
+        *versions,
         f"python=={record.python}",
         f"platform={record.platform}",
         f"case={files.content}",
         f"code={code or code_hash(files)}",
         f"check={check}",
-        "" if share and not (check in BY_NAME and BY_NAME[check].volatile) else f"cell={record.id}",
+        "" if share else f"cell={record.id}",
     ]
     return hashlib.sha256("\n".join(identity).encode()).hexdigest()
 
@@ -195,9 +209,7 @@ class ResultCache:
 
     def put(self, items: list[tuple[str, RawRecord]]) -> None:
         fresh = [
-            (k, r)
-            for k, r in items
-            if r["outcome"] not in UNCACHED and not r.get("retry") and not volatile(r)
+            (k, r) for k, r in items if r["outcome"] not in UNCACHED and not r.get("retry")
         ]  # not a run that crashed or was stopped: it is computed again next time
         if not fresh:
             return

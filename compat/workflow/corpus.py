@@ -11,7 +11,7 @@ from compat.core.errors import UsageError
 from compat.corpus.discover import Corpus, discover_cases, select_cases
 from compat.corpus.dropin import load_dropins, slug
 from compat.corpus.known import attach
-from compat.corpus.usercommand import DESCRIPTION, FAMILY, command_cases
+from compat.corpus.usercommand import DESCRIPTION, FAMILY, check_uncached, command_cases
 from compat.plan.config import Config
 from compat.workflow.listing import default_corpus
 from compat.workflow.plan import globs
@@ -59,8 +59,9 @@ def load_corpus(request: Request, config: Config) -> Corpus:
             raise UsageError(f"case family {family!r} is defined twice (a drop-in directory?)")
         corpus = Corpus(corpus.cases + cases, {**corpus.families, family: description})
     runs = commands_of(request, config)
+    check_uncached(config)
     if runs:
-        commands = command_cases(runs, request.root)
+        commands = command_cases(runs, request.root, config.no_cache)
         corpus = Corpus(corpus.cases + commands, {**corpus.families, FAMILY: DESCRIPTION})
     cases = attach(corpus.cases, config.known)  # [[tool.compat.known]], over every case
     if not cases:

@@ -67,7 +67,7 @@ class RunRequest:
     state_dir: Path | None = None  # None: `.compat/` beside the config
     python: str = sys.executable
     fresh: bool = False
-    reruns: int = 3
+    reruns: int | None = None  # None: the config's `reruns`, else DEFAULT_RERUNS
     share: bool = True
     tracebacks: bool = False
 

@@ -22,6 +22,10 @@ def memory_limit(given: float | None, jobs: int) -> int:
     return max(2 * 2**30, total // 2 // max(1, jobs))
 
 
+#: More runs of an unexpected result, when neither `--reruns` nor `reruns` says.
+DEFAULT_RERUNS = 3
+
+
 def settings_of(request: Request, config: Config) -> Settings:
     state = request.state_dir()
     asked = request.run
@@ -33,10 +37,11 @@ def settings_of(request: Request, config: Config) -> Settings:
         python=asked.python,
         cache_dir=state / "cache",
         fresh=asked.fresh,
-        reruns=asked.reruns,
+        reruns=next(n for n in (asked.reruns, config.reruns, DEFAULT_RERUNS) if n is not None),
         tracebacks=asked.tracebacks,
         share=asked.share,
         command_timeout=config.command_timeout,
         memory=memory_limit(asked.memory, asked.jobs),
         logs_dir=asked.out.resolve() / "logs" if asked.out else None,
+        trees_dir=state / "trees",
     )
