@@ -53,6 +53,11 @@ BAD: list[tuple[str | bytes, str | None]] = [
     ('[tool.compat]\ncases-dirs = "models"\n' + AXES, "cases-dirs"),
     ('[tool.compat]\ntimeout = "60"\n' + AXES, "timeout"),
     ("[tool.compat]\ncorpus = 1\n" + AXES, "corpus"),
+    ("[tool.compat]\nreruns = -1\n" + AXES, "reruns"),
+    ('[tool.compat]\nreruns = "1"\n' + AXES, "reruns"),
+    ("[tool.compat]\nreruns = true\n" + AXES, "reruns"),
+    ('[tool.compat]\nno-cache = "tests"\n' + AXES, "no-cache"),
+    ('[tool.compat]\nrun = ["tests=pytest"]\nno-cache = ["test"]\n' + AXES, None),
     # docs, extra axes, known failures
     ('[tool.compat]\ndocs = "docs"\n' + AXES, "docs"),
     (AXES + "[tool.compat.docs]\nresults = 1\n", "results"),
@@ -94,6 +99,22 @@ def test_bad_configuration_is_exit_2_in_one_line_naming_file_and_key(
     assert str(config) in err
     if key is not None:
         assert f"{key} = " in err or f"[tool.compat.{key}" in err, err
+
+
+def test_no_cache_names_a_command_of_run_or_says_which_there_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        '[tool.compat]\nrun = ["tests=pytest", "lint=ruff check"]\nno-cache = ["test"]\n' + AXES
+    )  # a typo
+    err = one_line_error(capsys, "matrix", "--list", "--config", str(config))
+    assert "no-cache: 'test' names no command of run (their names: tests, lint)" in err
+    config.write_text(
+        '[tool.compat]\nrun = ["tests=pytest"]\nno-cache = ["tests"]\nreruns = 0\n' + AXES
+    )
+    loaded = load_config(config)
+    assert (loaded.no_cache, loaded.reruns) == (("tests",), 0)
 
 
 def test_requires_as_a_string_is_never_split_into_characters(tmp_path: Path) -> None:

@@ -114,6 +114,30 @@ def test_the_key_changes_with_the_python_and_platform_of_the_cell(tmp_path: Path
     assert key(tmp_path, record=replace(RECORD, platform="Darwin")) != base
 
 
+def test_a_command_is_keyed_by_every_installed_distribution_and_its_project_context(
+    tmp_path: Path,
+) -> None:
+    """A command may import anything the cell has (pytest, a plugin, the project's wheel)
+    and read the project's files and environment (compat/execute/tree.py `context`)."""
+    from compat.corpus.usercommand import command_cases
+
+    (case,) = command_cases(["tests=pytest -q"], tmp_path)
+    files = files_of(case, tmp_path / "cases")
+    installed = {**PACKAGES, "pytest": "8.3.5", "mypkg": "0.1"}
+    cell = replace(RECORD, installed=installed)
+    base = result_key(cell, files, "command", project="tree-1")
+    assert base == result_key(replace(cell, id="another-cell"), files, "command", project="tree-1")
+    for changed in ({**installed, "pytest": "8.4.0"}, {**installed, "pluggy": "1.6.0"}):
+        assert (
+            result_key(replace(cell, installed=changed), files, "command", project="tree-1") != base
+        )
+    assert result_key(cell, files, "command", project="tree-2") != base
+    assert result_key(replace(cell, python="3.12.1"), files, "command", project="tree-1") != base
+    (other,) = command_cases(["tests=pytest -x"], tmp_path)
+    assert result_key(cell, files_of(other, tmp_path / "c2"), "command", project="tree-1") != base
+    assert result_key(cell, files, "command", share=False, project="tree-1") != base
+
+
 X = np.array([1.0, 2.0], dtype=np.float32)
 
 

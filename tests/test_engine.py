@@ -327,3 +327,22 @@ def test_an_unexpected_result_runs_again_and_a_flip_is_flaky(
                   if r.outcome.unexpected}  # fmt: skip
     assert again == unexpected and set(counts.values()) == {1, 3}
     assert sum(r.reran for r in runs.values()) == len(fakes.ran) - len(counts)
+
+
+def test_a_command_s_cached_failure_is_a_verdict_once_its_attempts_were_judged() -> None:
+    """A failing suite's record is served from the cache once its rerun judged it (or no
+    rerun was asked for); its first attempt alone, or a `flaky` judgement, runs again."""
+    from compat.execute.engine import judged
+
+    fail = {
+        "case": "command.tests",
+        "check": "command",
+        "outcome": "fail",
+        "phase": "command",
+        "detail": "exit 1",
+        "seconds": 3.0,
+    }
+    assert judged({**fail, "runs": ["fail", "fail"]}, reruns=3)
+    assert not judged(fail, reruns=3)  # a host stopped before the rerun: not judged yet
+    assert judged(fail, reruns=0)
+    assert not judged({**fail, "outcome": "flaky", "runs": ["fail", "pass"]}, reruns=3)

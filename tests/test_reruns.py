@@ -15,7 +15,7 @@ from compat.cell.loop import run_task
 from compat.core.case import KnownFailure
 from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.known import classify
-from compat.execute.reruns import judge_runs, rerun
+from compat.execute.reruns import judge_attempts, judge_runs, next_attempt, rerun
 from compat.execute.worker import Task, run_worker
 from compat.plan.matrix import Cell
 from compat.state import cellcode
@@ -41,6 +41,72 @@ def test_runs_that_disagree_are_flaky_with_counts_and_the_first_odd_detail() -> 
         "failed 1 of 4 runs, passed 3 of 4 runs: fail@compare: got nan, expected 0.0"
     )
     assert judged["runs"] == ["pass", "fail", "pass", "pass"]
+
+
+def attempt(outcome: str, failing: list[str] | None, **more: object) -> dict[str, object]:
+    """A command's record, as compat/cell/command.py writes it (pytest named its failures)."""
+    said = {"runner": "pytest", **({"failing": failing} if failing is not None else {})}
+    detail = f"exit 1: {len(failing or [])} failed" if outcome == "fail" else "exit 0"
+    return {
+        **record(outcome, detail, "command" if outcome == "fail" else ""),
+        "check": "command",
+        **said,
+        **more,
+    }
+
+
+A, B, C = "tests/t.py::test_a", "tests/t.py::test_b", "tests/t.py::test_c"
+
+
+def test_a_command_whose_rerun_fails_the_same_tests_fails_with_its_first_detail() -> None:
+    first = attempt("fail", [A, B])
+    judged = judge_attempts([first, attempt("fail", [A, B], observed=[A, B])])
+    assert judged["outcome"] == "fail" and judged["detail"] == first["detail"]
+    assert judged["runs"] == ["fail", "fail"]  # judged: served from the cache next time
+    assert "flaky" not in judged
+
+
+def test_a_test_that_fails_in_one_attempt_only_is_flaky_by_name() -> None:
+    judged = judge_attempts([attempt("fail", [A, B]), attempt("fail", [A], observed=[A, B])])
+    assert judged["outcome"] == "fail"  # test_a failed in both: a real failure
+    assert judged["flaky"] == [B]
+    assert str(judged["detail"]).endswith(
+        "; flaky: 1 test failed in one attempt, not in another: tests/t.py::test_b"
+    )
+    judged = judge_attempts([attempt("fail", [A, B]), attempt("pass", [], observed=[A, B])])
+    assert judged["outcome"] == "flaky" and judged["flaky"] == [A, B]
+    assert str(judged["detail"]).startswith(
+        "flaky: 2 tests failed in one attempt, not in another: tests/t.py::test_a, "
+        "tests/t.py::test_b; attempt 1: exit 1: 2 failed"
+    )
+
+
+def test_a_test_the_rerun_never_reached_is_no_evidence_of_flakiness() -> None:
+    """The rerun ran only A (a plugin that could not load, an id pytest would not take):
+    B passed nowhere, so it failed every time it ran."""
+    judged = judge_attempts([attempt("fail", [A, B]), attempt("fail", [A], observed=[A])])
+    assert judged["outcome"] == "fail" and "flaky" not in judged
+    # a whole rerun (unittest, or pytest without ids) saw every test
+    judged = judge_attempts([attempt("fail", [A, C]), attempt("fail", [A])])
+    assert judged["flaky"] == [C]
+
+
+def test_a_command_without_named_tests_is_judged_by_its_outcomes() -> None:
+    bare = [{**attempt("fail", None), "runner": ""}, {**attempt("pass", None), "runner": ""}]
+    judged = judge_attempts(bare)
+    assert judged["outcome"] == "flaky" and judged["runs"] == ["fail", "pass"]
+    same = judge_attempts([attempt("fail", []), attempt("fail", [])])
+    assert same["outcome"] == "fail" and same["runs"] == ["fail", "fail"]
+
+
+def test_a_command_s_rerun_runs_only_what_pytest_named() -> None:
+    task = Task("command.tests", "command", "/cases/x", log="/logs/x.log")
+    again = next_attempt(task, attempt("fail", [A, B]), 2)
+    assert (again.attempt, again.only) == (2, (A, B))
+    unnamed = {**attempt("fail", [A]), "runner": "unittest"}
+    assert next_attempt(task, unnamed, 2).only == ()  # unittest: the whole command again
+    model = Task("tiny.case", "ort_run", "/cases/y")
+    assert next_attempt(model, record("fail"), 2) == model
 
 
 @pytest.mark.subprocess
