@@ -8,7 +8,7 @@ are read from it once every key of its slots is there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from compat.cell.checks import tasks_of
@@ -105,7 +105,9 @@ class Ledger:
         if here and len(records) > 1:
             raw = {**raw, "seconds": round(sum(float(r.get("seconds", 0)) for r in here), 4)}
         case = self.cases[slot.jobs[0].files.case.id]
-        log = self.settings.log(slot.jobs[0]) if case.command else None  # not a task: no read
+        # a command's log is the one of the cell that ran it (shared: another cell's)
+        ran_in = origin if origin and origin != "cache" else cell.id
+        log = self.settings.log(replace(slot.jobs[0], cell=ran_in)) if case.command else None
         return classify(
             CheckResult(
                 cell=cell.id,
