@@ -53,13 +53,13 @@ def test_init_runs_the_project_s_own_commands_and_guesses_from_every_test_file(
 def findings(project: Path) -> list[tuple[str, str]]:
     """The project's own ruff on the project, with the project's own configuration."""
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--no-cache", "."],
+        [sys.executable, "-m", "ruff", "check", "--exit-zero", "--output-format", "json", "."],
         cwd=project,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode == 0, done.stderr  # findings or none: exit 0; 1 is ruff's failure
     found = json.loads(done.stdout)
     return sorted((Path(f["filename"]).relative_to(project).as_posix(), f["code"]) for f in found)
 
