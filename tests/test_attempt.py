@@ -52,6 +52,10 @@ def attempt(folder: Path, command: str, **task: Any) -> tuple[str, dict[str, Any
 def test_a_rerun_runs_only_the_failing_tests_and_says_which_it_ran(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text(SUITE)
+    imported = tmp_path / "imported.txt"  # a module without a failing test: not collected
+    (tmp_path / "tests" / "test_other.py").write_text(
+        f"open({str(imported)!r}, 'a').write('imported\\n')\ndef test_fine():\n    pass\n"
+    )
     command = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
     log = tmp_path / "logs" / "command.tests.log"
     outcome, first = attempt(tmp_path, command, log=str(log))
@@ -68,8 +72,9 @@ def test_a_rerun_runs_only_the_failing_tests_and_says_which_it_ran(tmp_path: Pat
     assert second["failing"] == only and second["observed"] == sorted(only)
     text = log.read_text()
     head, rerun = text.split("# ---- attempt 2: only the 2 failing tests attempt 1 reported ----")
-    assert "3 failed, 2 passed" in head
+    assert "3 failed, 3 passed" in head
     assert "2 failed, 3 deselected" in rerun and "test_ok" not in rerun
+    assert imported.read_text() == "imported\n"  # by attempt 1 only
 
 
 @pytest.mark.subprocess

@@ -8,21 +8,31 @@ the ids are in the file ONNX_COMPAT_ONLY names, one a line. An id names a test
 (`tests/test_x.py::test_a[p]`), or a file or class whose collection failed
 (`tests/test_x.py`): everything under it runs. Each id that selected a test is written
 to the file ONNX_COMPAT_CHOSEN names, so the host can tell a test that passed alone
-from one this run never reached. A pytest run of the command that holds
-none of them (the second of `pytest src && pytest tests`) ends with exit 0, not 5 ("no
-tests ran"), so the command goes on to the run that does.
+from one this run never reached. A pytest run of the command that holds none of them
+(`pytest src` in `pytest src && pytest tests`, when only tests failed) ends with exit 0,
+not 5 ("no tests ran"), so the command goes on to the run that does.
 
-It imports nothing: pytest finds its hooks by their names.
+A file that holds none of them is not even collected (a test module that imports torch
+costs seconds to import); folders, `__init__.py` and `conftest.py` always are, so a
+package and its fixtures load as in the whole run.
 """
 
 import os
 
+import pytest
+
 _NOTHING_CHOSEN = "_onnx_compat_nothing_chosen"
+_ALWAYS = ("__init__.py", "conftest.py")
+_read = {}
 
 
 def _wanted():
-    with open(os.environ["ONNX_COMPAT_ONLY"], encoding="utf-8") as f:
-        return {line.rstrip("\n") for line in f if line.strip()}
+    """The ids to run, read once per process."""
+    if "ids" not in _read:
+        with open(os.environ["ONNX_COMPAT_ONLY"], encoding="utf-8") as f:
+            _read["ids"] = {line.rstrip("\n") for line in f if line.strip()}
+        _read["files"] = {nodeid.split("::", 1)[0] for nodeid in _read["ids"]}
+    return _read["ids"]
 
 
 def chosen_by(nodeid, wanted):
@@ -33,6 +43,33 @@ def chosen_by(nodeid, wanted):
         if prefix in wanted:
             return prefix
     return None
+
+
+def _ignored(path, config):
+    """True for a file under the rootdir that holds no wanted test; None (no opinion: the
+    other plugins and pytest decide) for anything else."""
+    if os.path.basename(path) in _ALWAYS or os.path.isdir(path):
+        return None
+    root = str(getattr(config, "rootpath", None) or config.rootdir)
+    relative = os.path.relpath(path, root).replace(os.sep, "/")
+    _wanted()
+    files = _read["files"]
+    if relative.startswith("../") or relative in files:
+        return None
+    if any(relative.startswith(f + "/") for f in files):  # under a folder an id names
+        return None
+    return True
+
+
+if int(pytest.__version__.split(".")[0]) >= 7:
+
+    def pytest_ignore_collect(collection_path, config):
+        return _ignored(str(collection_path), config)
+
+else:  # pytest < 7 names the argument `path` (a py.path.local)
+
+    def pytest_ignore_collect(path, config):
+        return _ignored(str(path), config)
 
 
 def pytest_collection_modifyitems(session, config, items):
