@@ -48,8 +48,20 @@ def developer(side: Path, commit: str) -> tuple[Path, dict[str, str]]:
     (wheel,) = (side / "wheel").glob("onnx_compat-*.whl")
     dev = side / "dev"
     run(["uv", "venv", "--quiet", "--python", sys.executable, dev])
-    run(["uv", "pip", "install", "--quiet", "--python", dev / "bin" / "python", wheel, "nox",
-         "uv", "pytest"])  # fmt: skip
+    run(
+        [
+            "uv",
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            dev / "bin" / "python",
+            wheel,
+            "nox",
+            "uv",
+            "pytest",
+        ]
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(VIRTUAL_ENV=str(dev), PATH=f"{dev / 'bin'}{os.pathsep}{env['PATH']}")
     return wheel, env
@@ -65,8 +77,7 @@ def adopt(side: Path, wheel: Path, env: dict[str, str]) -> Path:
 
 
 def matrix(project: Path, env: dict[str, str], args: list[str]) -> Run:
-    return run(["nox", "-s", "matrix", "--", *args], cwd=project, environ=env, expect=1,
-               says=SAYS)  # fmt: skip
+    return run(["nox", "-s", "matrix", "--", *args], cwd=project, environ=env, expect=1, says=SAYS)
 
 
 def provenance(done: Run) -> str:
