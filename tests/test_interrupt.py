@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.envs, pytest.mark.subprocess]
 
 
 def project(tmp_path: Path) -> Path:
-    """A drop-in model and a command that hangs on its first run."""
+    """A drop-in model and a command that hangs on its first run (its mark is outside the
+    project: each run's copy of the tree starts without what the last one left)."""
     import onnx
     from onnx import helper
 
@@ -33,7 +34,7 @@ def project(tmp_path: Path) -> Path:
     onnx.save(relu, str(root / "models" / "relu.onnx"))
     (root / "pyproject.toml").write_text(
         '[tool.compat]\ncorpus = "none"\ncases-dirs = ["models"]\n'
-        'run = ["slow=test -f seen || { touch seen; sleep 120; }"]\n'
+        f'run = ["slow=test -f {tmp_path}/seen || {{ touch {tmp_path}/seen; sleep 120; }}"]\n'
         '[tool.compat.onnx]\nversions = ["1.23.2"]\npair = "1.24.4"\n'
         '[tool.compat.onnxruntime]\nversions = ["1.24.4"]\npair = "1.23.2"\n'
     )
@@ -51,9 +52,9 @@ def test_the_first_signal_stops_the_run_keeps_what_finished_and_a_rerun_complete
     host = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 120
-    while not (root / "seen").exists() and time.monotonic() < deadline:
+    while not (tmp_path / "seen").exists() and time.monotonic() < deadline:
         time.sleep(0.1)  # the command has started: it now sleeps
-    assert (root / "seen").exists(), host.communicate()
+    assert (tmp_path / "seen").exists(), host.communicate()
     host.send_signal(signum)
     out, err = host.communicate(timeout=30)  # (measured: well under 2 s)
     assert host.returncode == 128 + signum, out + err

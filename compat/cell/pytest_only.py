@@ -18,8 +18,7 @@ package and its fixtures load as in the whole run.
 """
 
 import os
-
-import pytest
+from importlib.metadata import version
 
 _NOTHING_CHOSEN = "_onnx_compat_nothing_chosen"
 _ALWAYS = ("__init__.py", "conftest.py")
@@ -61,7 +60,7 @@ def _ignored(path, config):
     return True
 
 
-if int(pytest.__version__.split(".")[0]) >= 7:
+if int(version("pytest").split(".")[0]) >= 7:
 
     def pytest_ignore_collect(collection_path, config):
         return _ignored(str(collection_path), config)
