@@ -7,8 +7,9 @@ A restructuring of the code must not change what a user reads: each committed re
 `python -m compat report --results FILE --out DIR` (plain and `--ascii`) in a git worktree
 of the baseline and in this checkout, and every file is compared byte for byte. The
 baseline is HEAD by default (what the checkout's uncommitted changes alter); once a
-restructuring is committed, give the commit before it. Every rendering must exit 0. Prints one line per differing file, then a count; exits 1 when
-any differs. No time is measured. The baseline's worktree is removed at the end.
+restructuring is committed, give the commit before it. Every rendering must exit 0.
+Prints one line per differing file, then a count; exits 1 when any differs. No time is
+measured. The baseline's worktree is removed at the end.
 """
 
 from __future__ import annotations

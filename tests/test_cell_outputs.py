@@ -204,7 +204,8 @@ def _run_all(runs: dict[str, tuple[dict[str, str], list[str]]], base: Path) -> d
             stderr=subprocess.STDOUT,
         )
     return {
-        name: proc.communicate(timeout=60)[0].decode("utf-8", "replace")
+        # generous: two pytest runs at once with -n 2 on a loaded 2-core machine
+        name: proc.communicate(timeout=300)[0].decode("utf-8", "replace")
         for name, proc in started.items()
     }
 
