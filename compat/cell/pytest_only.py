@@ -22,7 +22,7 @@ from importlib.metadata import version
 
 _NOTHING_CHOSEN = "_onnx_compat_nothing_chosen"
 _ALWAYS = ("__init__.py", "conftest.py")
-_read = {}
+_read: "dict[str, set[str]]" = {}  # the ids and their files, read once
 
 
 def _wanted():
