@@ -49,6 +49,10 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
+#: what a copy of checkout()'s tree holds: tracked and untracked files, nothing ignored
+TREE = {".gitignore", "pkg.py", "tests/test_a.py", "tests/data/table.csv", "new_module.py"}
+
+
 def listing(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
@@ -58,13 +62,7 @@ def test_a_copy_holds_the_tracked_and_untracked_files_and_nothing_ignored(tmp_pa
     root = checkout(tmp_path)
     copy = tmp_path / "copy"
     sync(root, copy)
-    assert listing(copy) == {
-        ".gitignore",
-        "pkg.py",
-        "tests/test_a.py",
-        "tests/data/table.csv",
-        "new_module.py",
-    }
+    assert listing(copy) == TREE
     # a real copy: its own inode, and an edit in place never reaches the checkout
     assert (copy / "pkg.py").stat().st_ino != (root / "pkg.py").stat().st_ino
     with (copy / "pkg.py").open("r+") as f:
@@ -91,15 +89,8 @@ def test_a_resync_restores_the_tree_removes_what_a_run_left_and_keeps_its_caches
     # what the user does in the checkout
     (root / "pkg.py").write_text("ANSWER = 43\n")
     sync(root, copy)
-    assert listing(copy) == {
-        ".gitignore",
-        "pkg.py",
-        "tests/test_a.py",
-        "tests/data/table.csv",
-        "new_module.py",
-        ".pytest_cache/v/cache/lastfailed",
-        "tests/__pycache__/test_a.cpython-311.pyc",
-    }
+    caches = {".pytest_cache/v/cache/lastfailed", "tests/__pycache__/test_a.cpython-311.pyc"}
+    assert listing(copy) == TREE | caches
     assert (copy / "pkg.py").read_text() == "ANSWER = 43\n"
     assert (copy / "tests" / "test_a.py").read_text() == "def test_a():\n    pass\n"
 
