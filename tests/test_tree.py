@@ -53,15 +53,21 @@ def checkout(tmp_path: Path) -> Path:
 TREE = {".gitignore", "pkg.py", "tests/test_a.py", "tests/data/table.csv", "new_module.py"}
 
 
+def synced(tmp_path: Path) -> tuple[Path, Path]:
+    """checkout()'s tree and a first copy of it."""
+    root = checkout(tmp_path)
+    copy = tmp_path / "copy"
+    sync(root, copy)
+    return root, copy
+
+
 def listing(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
 @pytest.mark.subprocess
 def test_a_copy_holds_the_tracked_and_untracked_files_and_nothing_ignored(tmp_path: Path) -> None:
-    root = checkout(tmp_path)
-    copy = tmp_path / "copy"
-    sync(root, copy)
+    root, copy = synced(tmp_path)
     assert listing(copy) == TREE
     # a real copy: its own inode, and an edit in place never reaches the checkout
     assert (copy / "pkg.py").stat().st_ino != (root / "pkg.py").stat().st_ino
@@ -74,9 +80,7 @@ def test_a_copy_holds_the_tracked_and_untracked_files_and_nothing_ignored(tmp_pa
 def test_a_resync_restores_the_tree_removes_what_a_run_left_and_keeps_its_caches(
     tmp_path: Path,
 ) -> None:
-    root = checkout(tmp_path)
-    copy = tmp_path / "copy"
-    sync(root, copy)
+    root, copy = synced(tmp_path)
     # what a run does in its copy
     (copy / "tests" / "temp").mkdir()
     (copy / "tests" / "temp" / "gen.py").write_text("x = 1\n")
@@ -99,9 +103,7 @@ def test_a_resync_restores_the_tree_removes_what_a_run_left_and_keeps_its_caches
 def test_a_folder_a_run_replaced_by_a_link_into_the_checkout_is_never_written_through(
     tmp_path: Path,
 ) -> None:
-    root = checkout(tmp_path)
-    copy = tmp_path / "copy"
-    sync(root, copy)
+    root, copy = synced(tmp_path)
     (copy / "tests").rename(copy / "tests-moved")
     (copy / "tests").symlink_to(root / "tests")
     (root / "tests" / "test_a.py").write_text("def test_a():\n    assert True\n")
