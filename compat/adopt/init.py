@@ -102,8 +102,9 @@ def read_tests(
     where = ", ".join(f"{f}/" for f in source_test_folders(project)) or "the project"
     said = [f"tests: {len(files)} file{'s' * (len(files) != 1)} in {where}"]
     if not_dists:
-        said.append(f"left out {', '.join(not_dists)}: imported by the tests, not on the "
-                    "package index (made by the tests, or the project's own)")  # fmt: skip
+        reason = "imported by the tests, not on the package index"
+        reason += " (made by the tests, or the project's own)"
+        said.append(f"left out {', '.join(not_dists)}: {reason}")
     if groups or extras:
         named = f"group {groups[0]}" if groups else f"extra {extras[0]}"
         listed = set_requirements(pyproject, groups, extras)

@@ -157,8 +157,8 @@ def _run_matrix(
         meta["digest"] = digest
         # a user's command (--run) depends on their files too: its results are served
         # from the result cache, by their content, never from a remembered run
-        project = any(BY_NAME[c].project for case in corpus.cases for c in case.checks
-                      if c in BY_NAME)  # fmt: skip
+        checks = {c for case in corpus.cases for c in case.checks if c in BY_NAME}
+        project = any(BY_NAME[c].project for c in checks)
         remembered = None if settings.fresh or project else recall(_memo(settings, digest))
         if remembered is not None:  # nothing changed: no cell process starts
             progress.close()

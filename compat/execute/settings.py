@@ -46,10 +46,10 @@ class Settings:
         task = Task(case.id, job.check, str(job.files.directory))
         if not case.command:
             return replace(task, timeout=budget(self.timeout, job.files.directory))
-        tree = self.tree(job)
-        return replace(task, command_timeout=self.command_timeout, log=str(self.log(job) or ""),
-                       timeout=self.command_timeout + self.timeout,
-                       cwd=str(tree or ""))  # fmt: skip
+        log, tree = str(self.log(job) or ""), str(self.tree(job) or "")
+        timeout = self.command_timeout + self.timeout
+        task = replace(task, log=log, cwd=tree, timeout=timeout)
+        return replace(task, command_timeout=self.command_timeout)
 
     def tree(self, job: Job) -> Path | None:
         """The folder a command runs in: its cell's copy of the project's tree (None: the

@@ -200,8 +200,9 @@ def run_worker(
             task = tasks[results.count]
             if timed_out and _skip_slow_rest(given[results.count + 1 :], task, stack, allowed):
                 plan.write_text(json.dumps(protocol.plan(given, list(limits), memory)))
-            outcome, detail = _lost(task, process.returncode, timed_out, allowed, stack, memory,
-                                    log_tail(log, log_start))  # fmt: skip
+            last_words = log_tail(log, log_start)
+            lost = (task, process.returncode, timed_out, allowed, stack, memory, last_words)
+            outcome, detail = _lost(*lost)
             results.append(
                 protocol.record(
                     outcome,
