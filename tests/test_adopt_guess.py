@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from compat.adopt.guess import (
-    find_test_folder,
     guess_requires,
     imported_modules,
     local_modules,
     looks_like_pytest,
     suite_command,
 )
+from compat.adopt.testsource import suite_files
 
 TEST_FILE = """\
 import os, json
@@ -51,9 +51,9 @@ def _project(tmp_path: Path) -> Path:
 
 def test_the_guess_is_the_third_party_distributions_the_tests_import(tmp_path: Path) -> None:
     project = _project(tmp_path)
-    folder = find_test_folder(project)
-    assert folder == project / "test"
-    files = sorted(folder.rglob("*.py"))
+    folder = project / "test"
+    files = suite_files(project)
+    assert files == sorted(folder.rglob("*.py"))  # test/ is found, src/ holds no test
     imports = imported_modules(files)
     assert "torch" not in imports  # optional: imported under `except ImportError`
     assert {"onnxscript", "PIL", "mylib", "helpers"} <= imports
@@ -73,7 +73,7 @@ def test_a_folder_is_pytest_unless_it_is_plain_unittest(tmp_path: Path) -> None:
     assert looks_like_pytest([*files, folder / "conftest.py"], {"unittest"}, {})
     assert suite_command(tmp_path, folder, True) == "tests=pytest -q tests"
     assert suite_command(tmp_path, folder, False) == "tests=python -m unittest discover -q -s tests"
-    assert find_test_folder(tmp_path / "tests") is None
+    assert suite_files(tmp_path / "tests") == []  # no tests/ or test/ inside it
 
 
 def test_a_workflow_s_run_steps_are_read_and_its_step_names_are_not(tmp_path: Path) -> None:

@@ -37,11 +37,6 @@ DISTRIBUTIONS = {
 }
 
 
-def find_test_folder(project: Path) -> Path | None:
-    """The project's test folder, tests/ or test/."""
-    return next((project / n for n in TEST_FOLDERS if (project / n).is_dir()), None)
-
-
 def _optional(node: ast.Try) -> bool:
     """A `try: import x / except ImportError:` block: x is optional."""
     names = set()

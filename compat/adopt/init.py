@@ -30,8 +30,8 @@ from compat.adopt.sessions import session_python, write_noxfile
 from compat.adopt.testsource import (
     declared_commands,
     source_test_folders,
+    suite_files,
     suite_runs,
-    test_files,
 )
 from compat.core.errors import UsageError
 from compat.plan.index import on_index as index_has
@@ -83,7 +83,7 @@ def read_tests(
     """The test command (unless `runs` are given) and test dependencies: a declared
     test group or extra when there is one, else a guess from every test file's imports
     (tests/, test/, and the tests beside the code under src/)."""
-    files = test_files(project)
+    files = suite_files(project)
     groups, extras = declared_test_sets(pyproject)
     declared = declared_commands(project, pyproject)
     if not files and not declared:

@@ -163,7 +163,7 @@ def declared_commands(project: Path, pyproject: dict[str, Any]) -> list[TestComm
     return []
 
 
-def test_files(project: Path) -> list[Path]:
+def suite_files(project: Path) -> list[Path]:
     """Every file of the suite: the test folder's Python files and, under src/, the
     `*_test.py` and `test_*.py` files and their conftest.py."""
     files: set[Path] = set()
