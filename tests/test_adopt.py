@@ -18,6 +18,7 @@ import pytest
 from compat.adopt import InitOptions, init
 from compat.adopt.ci import WORKFLOW
 from compat.core.errors import CompatError
+from compat.plan.pythons import PythonTable
 from tests.conftest import ROOT
 
 
@@ -61,12 +62,16 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     (tmp_path / ".gitignore").write_text("/reports\n*.pyc")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_it.py").write_text("import mine\nimport hypothesis\nimport onnx\n")
-    said = init(tmp_path, InitOptions(), INDEX.__getitem__, lambda: ("3.8", "3.9", "3.12"))
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"  # the tests' 3.11
+    installed = tuple(dict.fromkeys(("3.8", "3.9", "3.10", running, "3.14")))
+    said = init(tmp_path, InitOptions(), INDEX.__getitem__, lambda: installed)
     assert "  requires guessed from tests/: hypothesis, pytest — check it" in said
-    axis = [line for line in said if line.startswith("  python: ")]
-    assert axis == ["  python: 3.9, 3.12, the CPythons installed here that requires-python "
-                    ">=3.9 allows: every cell runs on each (narrow [tool.compat.python] to run "
-                    "fewer)"]  # fmt: skip
+    (axis,) = [line for line in said if line.startswith("  python: ")]
+    assert axis.startswith(
+        f"  python: 3.9, {running}, 3.14: the oldest and newest CPython installed here that "
+        f"requires-python >=3.9 allows, and {running}, this one: every release runs on the "
+        "one with wheels for the most releases, each other runs its newest pair"
+    )  # 3.10 is neither: it would run one cell more and tell little
     guessed = "no test command found in noxfile.py, tox.ini or CI: guessed"
     assert f"  run: tests=pytest -q tests  ({guessed}; --run replaces it)" in said
     assert ".gitignore: .compat/, .nox/ appended" in said  # /reports is ignored already
@@ -80,7 +85,8 @@ def test_init_reads_the_projects_ranges_tests_and_test_dependencies(tmp_path: Pa
     assert config.run == ("tests=pytest -q tests",)
     assert (config.corpus, config.command_timeout) == ("none", 900)
     assert [c.requires for c in config.constraints] == [("numpy<2",)]
-    assert config.python == "3.9,3.12"  # 3.8 is older than a cell's code runs on
+    # 3.8 is older than a cell's code runs on
+    assert config.python == PythonTable(f"3.9,{running},3.14", "newest")
 
 
 def test_a_declared_test_group_is_written_instead_of_a_guess(tmp_path: Path) -> None:

@@ -126,7 +126,7 @@ def test_every_config_key_the_loader_accepts_has_a_meaning(
     """Loads a configuration with every table, recording the keys each table's check of
     unknown keys allows: they are the keys CONFIG documents, no more, no fewer."""
     from compat.corpus import dropin
-    from compat.plan import config, known_tables
+    from compat.plan import config, known_tables, pythons
 
     allowed: dict[str, set[str]] = {}
 
@@ -137,7 +137,7 @@ def test_every_config_key_the_loader_accepts_has_a_meaning(
 
         return reject_unknown
 
-    for module in (config, known_tables):
+    for module in (config, known_tables, pythons):
         monkeypatch.setattr(module, "reject_unknown", recording(module.reject_unknown))
     every_table = CONFIG_EXAMPLE + _EVERY_OTHER_TABLE
     (tmp_path / "pyproject.toml").write_text(every_table)

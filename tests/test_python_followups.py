@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import onnx
@@ -106,7 +107,10 @@ def test_a_follow_up_runs_on_one_python(tmp_path: Path, capsys: pytest.CaptureFi
     assert isinstance(request, ReproRequest)
     # a config's axis of several (what init writes): one chosen, and said
     assert follow_up_python(request.common, load_config(config), "bisect") == "3.11"
-    said = "bisect: on Python 3.11, one of [tool.compat.python]'s 3.10, 3.11"
+    said = (
+        "bisect: on Python 3.11, the one of [tool.compat.python]'s 3.10, 3.11 that runs "
+        "every release"
+    )
     assert f"{said} (--python X.Y for another)" in capsys.readouterr().out
     # ... and of one: the follow-ups run on it, as the matrix does
     config.write_text((ROOT / "pyproject.toml").read_text()
@@ -282,9 +286,10 @@ def test_every_shard_gets_cells_of_every_python_and_says_which(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     config = ["--config", str(ROOT / "pyproject.toml")]
-    assert main(["plan", *config, "--python", "3.10,3.12", "--json", "--shards", "3"]) == 0
+    every = ["--python", "3.10,3.12", "--python-releases", "all"]
+    assert main(["plan", *config, *every, "--json", "--shards", "3"]) == 0
     shards = json.loads(capsys.readouterr().out)["include"]
-    assert main(["plan", *config, "--python", "3.10,3.12", "--json"]) == 0
+    assert main(["plan", *config, *every, "--json"]) == 0
     cells = json.loads(capsys.readouterr().out)["include"]
     assert {c["python"] for c in cells} == {"3.10", "3.12"}
     assert all(c["cell"].startswith(f"py{c['python']}-") for c in cells)
@@ -361,15 +366,18 @@ def test_init_writes_the_installed_pythons_requires_python_allows(tmp_path: Path
     said = init(project, InitOptions(), _unoffline)
     here = [v for v in installed() if tuple(map(int, v.split("."))) >= (3, 10)]
     assert len(here) >= 2, "this machine has pyenv's 3.10-3.13"
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    chosen = [v for v in here if v in (here[0], here[-1], running)]
     line = (
-        f"  python: {', '.join(here)}, the CPythons installed here that requires-python "
-        ">=3.10 allows: every cell runs on each (narrow [tool.compat.python] to run fewer)"
+        f"  python: {', '.join(chosen)}: the oldest and newest CPython installed here that "
+        f"requires-python >=3.10 allows, and {running}, this one: every release runs on the one "
+        "with wheels for the most releases, each other runs its newest pair"
     )
-    assert line in said  # fmt: skip
+    assert any(said_line.startswith(line) for said_line in said), said
     text = (project / "pyproject.toml").read_text()
-    versions = ", ".join(f'"{v}"' for v in here)
-    assert f"[tool.compat.python]\nversions = [{versions}]  # every cell runs once" in text
-    assert load_config(project / "pyproject.toml").python == ",".join(here)
+    versions = ", ".join(f'"{v}"' for v in chosen)
+    assert f"[tool.compat.python]\nversions = [{versions}]  # one Python runs every" in text
+    assert load_config(project / "pyproject.toml").python.versions == ",".join(chosen)
 
 
 @pytest.mark.parametrize(
@@ -387,16 +395,18 @@ def test_the_axis_init_derives(
 ) -> None:
     project = _project(tmp_path, requires)
     said = init(project, InitOptions(), _unoffline, lambda: installed)
-    assert load_config(project / "pyproject.toml").python == written
+    assert load_config(project / "pyproject.toml").python.versions == written
     assert any(line.startswith("  python: ") for line in said) == bool(written)
 
 
 @pytest.mark.parametrize(
     ("given", "written", "line"),
     [
-        ("3.11,3.13", "3.11,3.13", "  python: 3.11, 3.13 (--python): every cell runs on each"),
-        (">=3.11", ">=3.11", "  python: >=3.11 (--python): every cell runs on each installed "
-                             "Python in that range"),
+        ("3.11,3.13", "3.11,3.13", "  python: 3.11, 3.13 (--python): every release runs on "
+                                   "one, each other runs its newest pair"),
+        (">=3.11", ">=3.11", "  python: >=3.11 (--python): every installed Python in that "
+                             "range; every release runs on one, each other runs its newest "
+                             "pair"),
         ("none", "", None),
     ],
 )  # fmt: skip
@@ -405,7 +415,7 @@ def test_init_python_names_the_axis_or_none(
 ) -> None:
     project = _project(tmp_path, ">=3.10")
     said = init(project, InitOptions(python=given), _unoffline, lambda: ("3.10", "3.12"))
-    assert load_config(project / "pyproject.toml").python == written
+    assert load_config(project / "pyproject.toml").python.versions == written
     assert [s for s in said if s.startswith("  python: ")] == ([line] if line else [])
 
 

@@ -159,7 +159,7 @@ def test_matrix_md_and_the_pythons_page_match_their_snapshots() -> None:
     page = render_pythons(report) or ""
     assert "| 1.16.2 | runs | n/a (no wheel) |" in page
     assert "| *with onnxruntime* | 1.19.2 | 1.24.4 |" in page
-    assert "`nox -s matrix -- --python 3.9,3.13`" in page
+    assert "`nox -s matrix -- --python 3.9,3.13 --python-releases all`" in page
 
 
 def test_the_docs_page_of_pythons_is_configured_and_in_sync() -> None:

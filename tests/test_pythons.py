@@ -21,7 +21,7 @@ from compat.core.errors import ConfigError, UsageError
 from compat.plan.config import load_config
 from compat.plan.index import has_wheel, missing_wheel
 from compat.plan.matrix import expand, select_axis, select_shard
-from compat.plan.pairs import follow_pairs
+from compat.plan.pairs import follow_pairs, main_python
 from compat.plan.pythons import (
     find_python,
     installed,
@@ -79,7 +79,8 @@ def test_a_list_is_taken_as_given_without_asking_anything() -> None:
 @pytest.mark.parametrize(
     ("table", "message"),
     [('versions = "3.12+"', "give minor versions"), ("versions = [3.12]", "minor versions"),
-     ('versions = ["3.12"]\nextra = 1', "unknown key 'extra'")],
+     ('versions = ["3.12"]\nextra = 1', "unknown key 'extra'"),
+     ('versions = ["3.12"]\nreleases = "some"', "releases = 'some': give \"newest\": one cell")],
 )  # fmt: skip
 def test_a_bad_python_table_is_one_error_naming_the_file(
     tmp_path: Path, table: str, message: str
@@ -106,6 +107,49 @@ def test_several_pythons_multiply_the_cells_and_name_themselves_in_ids() -> None
         assert {c.python for c in shard.cells} == {"3.10", "3.12"}
     only = select_axis(two, "onnxruntime")
     assert set(only.axes) == {"onnxruntime@3.10", "onnxruntime@3.12"}
+
+
+def test_by_default_one_python_runs_every_release_and_each_other_its_newest_pair() -> None:
+    pairs = {
+        "3.10": ("1.23.2", "1.22.0"),
+        "3.11": (CONFIG.onnx.pair, CONFIG.onnxruntime.pair),
+        "3.13": (CONFIG.onnx.pair, CONFIG.onnxruntime.pair),
+    }
+    every = expand(CONFIG, pythons=tuple(pairs), pairs=pairs)
+    plan = expand(CONFIG, pythons=tuple(pairs), pairs=pairs, main="3.11")
+    main = [c for c in plan.cells if c.python == "3.11"]
+    assert main == [c for c in every.cells if c.python == "3.11"]  # its every release
+    (old,) = [c for c in plan.cells if c.python == "3.10"]
+    assert (old.id, old.onnx, old.onnxruntime) == (
+        "py3.10-onnx1.22.0-ort1.23.2",
+        "1.22.0",
+        "1.23.2",
+    )
+    (new,) = [c for c in plan.cells if c.python == "3.13"]
+    assert (new.onnx, new.onnxruntime) == (CONFIG.onnxruntime.pair, CONFIG.onnx.pair)
+    assert len(plan.cells) == len(main) + 2 < len(every.cells)
+    assert plan.axes["onnx@3.10"] == plan.axes["onnxruntime@3.10"] == (old,)
+    assert set(plan.axes) == set(every.axes)  # the reports lay it out as before
+    crossed = expand(
+        CONFIG,
+        ("1.18.0", "1.23.2"),
+        ("1.22.1",),
+        cross=True,
+        pythons=tuple(pairs),
+        pairs=pairs,
+        main="3.11",
+    )
+    assert [len(crossed.axes[f"cell@{p}"]) for p in pairs] == [1, 2, 1]
+
+
+@pytest.mark.subprocess  # asks the package index
+def test_the_python_of_every_release_is_the_one_with_wheels_for_the_most() -> None:
+    onnx, ort = CONFIG.onnx.versions, CONFIG.onnxruntime.versions
+    # 3.9: no onnxruntime after 1.19 has its wheel; 3.13: no onnx before 1.17
+    assert main_python(CONFIG, ("3.9", "3.11", "3.13"), onnx, ort, running="3.13") == "3.11"
+    # of equals (an index that cannot say counts every release), the running one
+    assert main_python(CONFIG, ("3.9", "3.13"), (), (), running="3.9") == "3.9"
+    assert main_python(CONFIG, ("3.9", "3.13"), (), (), running="3.11") == "3.13"
 
 
 def test_a_constraint_may_name_python() -> None:

@@ -26,6 +26,7 @@ def test_a_run_on_three_pythons_agrees_with_3_11_and_no_wheel_is_not_a_failure(
 ) -> None:
     out = tmp_path / "reports"
     command = [sys.executable, "-m", "compat", "matrix", "--python", "3.10,3.11,3.13",
+               "--python-releases", "all",
                "--onnx", "1.16.2,1.18.0", "--ort", "1.22.1", "--cases", FAMILIES,
                "--out", str(out), "--state-dir", str(shared_state)]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
@@ -52,3 +53,54 @@ def test_a_run_on_three_pythons_agrees_with_3_11_and_no_wheel_is_not_a_failure(
             assert set(by_python.values()) == {by_python["py3.11"]}, (key, by_python)
             compared += 1
     assert compared > 50
+
+
+@pytest.mark.envs
+def test_by_default_each_other_python_runs_its_newest_pair_and_the_reports_say_so(
+    tmp_path: Path, shared_state: Path
+) -> None:
+    """`--python 3.10,3.11,3.13` without `--python-releases all`: every release on 3.11
+    (as many wheels as 3.10, and the Python running), one cell on each of the others,
+    and every report says which is which."""
+    out = tmp_path / "reports"
+    command = [
+        sys.executable,
+        "-m",
+        "compat",
+        "matrix",
+        "--python",
+        "3.10,3.11,3.13",
+        "--onnx",
+        "1.16.2,1.18.0",
+        "--ort",
+        "1.22.1",
+        "--cases",
+        FAMILIES,
+        "--out",
+        str(out),
+        "--state-dir",
+        str(shared_state),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((out / "matrix.json").read_text())
+    ids = sorted(c["id"] for c in report["cells"])
+    # the onnx axis pairs onnxruntime 1.24.4 (the config's), 3.10 has none: 1.22.1 there
+    assert ids == sorted(
+        [
+            "py3.11-onnx1.16.2-ort1.24.4",
+            "py3.11-onnx1.18.0-ort1.24.4",
+            "py3.11-onnx1.23.2-ort1.22.1",
+            "py3.10-onnx1.23.2-ort1.22.1",
+            "py3.13-onnx1.23.2-ort1.24.4",
+        ]
+    )
+    assert all(c["state"] == "ready" for c in report["cells"])
+    assert "Python 3.13 (its newest pair only: onnx 1.23.2 with ort 1.24.4)" in done.stdout
+    page = (out / "pythons.md").read_text()
+    assert "on Python 3.11 and its newest pair on each other Python" in page
+    outcomes: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for r in report["results"]:
+        if r["check"] in SAME_ON_EVERY_PYTHON and "onnx1.23.2-ort1.22.1" in r["cell"]:
+            outcomes[(r["case"], r["check"], r.get("variant", ""))].add(r["outcome"])
+    assert outcomes and all(len(seen) == 1 for seen in outcomes.values()), outcomes

@@ -1,11 +1,14 @@
-"""The Python axis `init` writes: the CPythons installed here that the project's
+"""The Python axis `init` writes: of the CPythons installed here that the project's
 `requires-python` allows, when there are two or more (with one, the sessions' own
-interpreter is the whole story), as `[tool.compat.python] versions = [...]`. A project
+interpreter is the whole story), the oldest, the newest and the one init runs on, as
+`[tool.compat.python] versions = [...]`: one of them runs every release, the others
+their newest pair (compat/plan/matrix.py). A project
 that declares no requires-python gets no axis: nothing says which Pythons it supports.
 `init --python 3.10,3.12` names them instead; `--python none` writes none."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,7 +37,8 @@ class PythonAxis:
             return ""
         return (
             "[tool.compat.python]\n"
-            f"versions = {self.value}  # every cell runs once on each of these Pythons\n\n"
+            f"versions = {self.value}  # one Python runs every release, each other its newest "
+            "pair\n\n"
         )
 
 
@@ -63,12 +67,17 @@ def choose_python_axis(
     ]
     if len(found) < 2:
         return NO_AXIS
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    chosen = [v for v in found if v in (found[0], found[-1], running)]
     said = (
-        f"python: {', '.join(found)}, the CPythons installed here that requires-python "
-        f"{requires_python.strip()} allows: every cell runs on each (narrow "
-        "[tool.compat.python] to run fewer)"
+        f"python: {', '.join(chosen)}: the oldest and newest CPython installed here that "
+        f"requires-python {requires_python.strip()} allows"
+        + (f", and {running}, this one" if running in chosen[1:-1] else "")
+        + ": every release runs on the one with wheels for the most releases, each other "
+        'runs its newest pair (`releases = "all"`: every release on each; list more '
+        "versions for more Pythons)"
     )
-    return PythonAxis(f"[{toml_list(found)}]", said)
+    return PythonAxis(f"[{toml_list(chosen)}]", said)
 
 
 def _given(text: str) -> PythonAxis:
@@ -82,7 +91,13 @@ def _given(text: str) -> PythonAxis:
         )
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if all(p[:1].isdigit() for p in parts):
-        said = f"python: {', '.join(parts)} (--python): every cell runs on each"
+        said = (
+            f"python: {', '.join(parts)} (--python): every release runs on one, each other "
+            "runs its newest pair"
+        )
         return PythonAxis(f"[{toml_list(parts)}]", said)
-    said = f"python: {text} (--python): every cell runs on each installed Python in that range"
+    said = (
+        f"python: {text} (--python): every installed Python in that range; every release "
+        "runs on one, each other runs its newest pair"
+    )
     return PythonAxis(toml_list([text]), said)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from compat.core.errors import UsageError
-from compat.plan.pythons import is_version_list
+from compat.plan.pythons import RELEASES, is_version_list
 from compat.workflow.request import (
     CorpusRequest,
     PlanRequest,
@@ -125,6 +125,14 @@ def add_setup(parser: argparse.ArgumentParser) -> None:
         "('>=3.10'), each an axis of its own (replaces [tool.compat.python]); or the path "
         "of one interpreter. Default: the interpreter onnx-compat runs on",
     )
+    parser.add_argument(
+        "--python-releases",
+        choices=sorted(RELEASES),
+        help="with several Pythons: `newest` runs every release on the Python with wheels "
+        "for the most of them and one cell (the newest pair) on each other; `all` runs "
+        "every release on every Python (replaces [tool.compat.python] releases; default "
+        "newest)",
+    )
 
 
 def add_run(parser: argparse.ArgumentParser) -> None:
@@ -187,7 +195,10 @@ def request_of(args: argparse.Namespace) -> Request:
         )
     if "with_" in given:
         setup = SetupRequest(
-            with_=tuple(args.with_), install=args.install, python=_pythons(args.python)
+            with_=tuple(args.with_),
+            install=args.install,
+            python=_pythons(args.python),
+            python_releases=args.python_releases,
         )
     if "cases_dir" in given:
         corpus = CorpusRequest(

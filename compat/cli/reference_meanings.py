@@ -42,7 +42,8 @@ CONFIG: dict[str, dict[str, str]] = {
         "reruns": "more runs of an unexpected result, each in a fresh worker (default 3; a "
         "command once at most, a pytest suite only its failing tests; 0: none); `--reruns` "
         "replaces it",
-        "python": "the Pythons every cell runs on: `[tool.compat.python]` (below)",
+        "python": "the Pythons of the run and what runs on each: `[tool.compat.python]` "
+        "(below)",
         "docs": "the committed docs pages and the stored results they render from: "
         "`[tool.compat.docs]` (below)",
     },
@@ -58,9 +59,12 @@ CONFIG: dict[str, dict[str, str]] = {
         "axis's releases",
     },
     "[tool.compat.python]": {
-        "versions": 'the Pythons every cell runs on: minor versions (`["3.10", "3.12"]`) or '
-        'a range (`">=3.10"`, read against the installed interpreters and the project\'s '
+        "versions": 'the Pythons of the run: minor versions (`["3.10", "3.12"]`) or a range '
+        '(`">=3.10"`, read against the installed interpreters and the project\'s '
         "`requires-python`); `--python` replaces it",
+        "releases": '`"newest"` (default): the Python with wheels for the most releases runs '
+        "every release, each other one cell, the newest onnx and onnxruntime with wheels "
+        'for it; `"all"`: every release on every Python; `--python-releases` replaces it',
     },
     "[tool.compat.axes.NAME]": {
         "versions": "the releases of package NAME (numpy, protobuf, a converter): every "

@@ -5,8 +5,9 @@ on (or `--python PATH`'s), as before the Python axis existed.
 A follow-up rebuilds cells one release at a time and compares them, so it runs on one
 Python, never a comparison across interpreters that would look like a change of release.
 Several on the command line (`--python 3.10,3.12`) are one line asking which; a config's
-axis of several (what `init` writes) chooses one itself and says which: the Python
-onnx-compat runs on when the axis has it, else the axis's newest.
+axis of several (what `init` writes) chooses one itself and says which: the one the
+matrix runs every release on (compat/plan/pairs.py main_python: the one with wheels for
+the most releases; of equals, the Python onnx-compat runs on, else the newest).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import replace
 from compat.core.errors import UsageError
 from compat.plan.config import Config
 from compat.plan.matrix import Cell, Plan
+from compat.plan.pairs import main_python
 from compat.workflow.plan import plan_pythons
 from compat.workflow.request import Request
 
@@ -34,9 +36,15 @@ def follow_up_python(request: Request, config: Config, command: str) -> str:
         )
     if len(pythons) > 1:
         running = f"{sys.version_info.major}.{sys.version_info.minor}"
-        chosen = running if running in pythons else pythons[-1]
+        chosen = main_python(
+            config, pythons, config.onnx.versions, config.onnxruntime.versions, running
+        )
         axis = ", ".join(pythons)
-        print(f"{command}: on Python {chosen}, one of [tool.compat.python]'s {axis}", end="")
+        print(
+            f"{command}: on Python {chosen}, the one of [tool.compat.python]'s {axis} that "
+            "runs every release",
+            end="",
+        )
         print(" (--python X.Y for another)")
         return chosen
     return pythons[0] if pythons else ""

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compat.core.errors import ConfigError
 from compat.core.versions import parse_range, parse_version
 from compat.plan.known_tables import PACKAGES, KnownEntry, known_tables
-from compat.plan.pythons import is_version_list
+from compat.plan.pythons import PythonTable, python_table
 from compat.plan.toml_values import (
     as_count,
     as_releases,
@@ -122,10 +122,8 @@ class Config:
     #: seconds one of the project's commands may run (a whole test suite), apart from
     #: `timeout`, which bounds one check of a model
     command_timeout: float = 900.0
-    #: `[tool.compat.python] versions`: the Pythons every cell runs on, as minor versions
-    #: (`3.10,3.12`) or a range (`>=3.10`, read against what is installed); "": the
-    #: interpreter onnx-compat runs on (or `--python`)
-    python: str = ""
+    #: `[tool.compat.python]`: the Pythons of the run and what runs on each
+    python: PythonTable = field(default_factory=PythonTable)
     #: the commands of `run`, by name, whose results are never cached: they run again
     #: every time (`no-cache = ["integration"]`)
     no_cache: tuple[str, ...] = ()
@@ -301,33 +299,10 @@ def load_config(path: Path) -> Config:
         extras=listed("extras", "test"),
         corpus=_corpus(table.get("corpus", "all"), path),
         command_timeout=_timeout(table.get("command-timeout", 900), path, "command-timeout", 900),
-        python=_python(table.get("python"), path),
+        python=python_table(table.get("python"), path),
         no_cache=listed("no-cache", "integration"),
         reruns=as_count(table, "reruns", "tool.compat", path, "reruns = 1 (0: none)"),
     )
-
-
-def _python(table: Any, path: Path) -> str:
-    """`[tool.compat.python] versions = ["3.10", "3.12"]` or `versions = ">=3.10"`."""
-    if table is None:
-        return ""
-    where = "tool.compat.python"
-    table = as_table(table, where, path, 'versions = ["3.10", "3.12"] or versions = ">=3.10"')
-    reject_unknown(table, {"versions"}, where, path)
-    versions = require(table, "versions", where, path)
-    if isinstance(versions, list) and versions and all(isinstance(v, str) for v in versions):
-        text = ",".join(v.strip() for v in versions)
-    elif isinstance(versions, str) and versions.strip():
-        text = versions.strip()
-    else:
-        example = 'minor versions, like ["3.10", "3.12"], or a range, like ">=3.10"'
-        raise wrong_type(path, where, "versions", versions, example)
-    if not is_version_list(text):
-        raise ConfigError(
-            f"{path}: [{where}] versions = {versions!r}: give minor versions, like "
-            '["3.10", "3.12"], or a range, like ">=3.10"'
-        )
-    return text
 
 
 def _extra_axes(table: Any, path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:

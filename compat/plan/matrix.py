@@ -201,13 +201,16 @@ def expand(
     pythons: tuple[str, ...] = (),
     pairs: dict[str, tuple[str, str]] | None = None,
     interpreter: str = "",
+    main: str = "",
 ) -> Plan:
     """Turns the axes (the config's, or those given on the command line) into cells; each
-    extra axis (`extra`, default the config's `[tool.compat.axes.*]`) multiplies them, and
-    so does each Python of `pythons`. `pairs`: per Python, the onnxruntime release the
-    onnx axis runs with and the onnx release the onnxruntime axis runs with (the pair
-    follows the Python: compat/plan/pairs.py); the config's by default. With several
-    Pythons each axis is one per Python, keyed `onnx@3.12`."""
+    extra axis (`extra`, default the config's `[tool.compat.axes.*]`) multiplies them.
+    `pairs`: per Python, the onnxruntime release the onnx axis runs with and the onnx
+    release the onnxruntime axis runs with (the pair follows the Python:
+    compat/plan/pairs.py); the config's by default. With several Pythons each axis is one
+    per Python, keyed `onnx@3.12`: every release on every Python of `pythons`, or, with
+    `main`, on that one only, and each other Python's axes are one cell, its newest pair
+    (the onnx and onnxruntime releases the axes pair with there)."""
     onnx_versions = onnx or config.onnx.versions
     ort_versions = ort or config.onnxruntime.versions
     axes = config.axes if extra is None else extra
@@ -215,25 +218,37 @@ def expand(
     shown = len(pythons) > 1
     cells: list[Cell] = []
     by_axis: dict[str, tuple[Cell, ...]] = {}
-    for python in pythons or ("",):
-        onnx_pair, ort_pair = (pairs or {}).get(python, (config.onnx.pair, config.onnxruntime.pair))
+    used = {p: (pairs or {}).get(p, (config.onnx.pair, config.onnxruntime.pair)) for p in pythons}
 
-        def cells_of(o: str, r: str, python: str = python) -> tuple[Cell, ...]:
-            dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
-            return tuple(make_cell(config, o, r, pins, fixed, dist, python, shown, interpreter)
-                         for pins in choices)  # fmt: skip
+    def cells_of(o: str, r: str, python: str) -> tuple[Cell, ...]:
+        dist = (dists or {}).get(o, "onnx")  # `dists`: onnx releases of a preview package
+        return tuple(
+            make_cell(config, o, r, pins, fixed, dist, python, shown, interpreter)
+            for pins in choices
+        )
 
+    for python in ((main,) if main else pythons) or ("",):
+        onnx_pair, ort_pair = used.get(python, (config.onnx.pair, config.onnxruntime.pair))
         suffix = f"@{python}" if shown else ""
         if cross:
-            block = tuple(c for o in onnx_versions for r in ort_versions for c in cells_of(o, r))
+            block = tuple(
+                c for o in onnx_versions for r in ort_versions for c in cells_of(o, r, python)
+            )
             by_axis[f"cell{suffix}"] = block
             cells += block
             continue
-        onnx_axis = tuple(c for o in onnx_versions for c in cells_of(o, onnx_pair))
-        ort_axis = tuple(c for r in ort_versions for c in cells_of(ort_pair, r))
+        onnx_axis = tuple(c for o in onnx_versions for c in cells_of(o, onnx_pair, python))
+        ort_axis = tuple(c for r in ort_versions for c in cells_of(ort_pair, r, python))
         by_axis.update({f"onnx{suffix}": onnx_axis, f"onnxruntime{suffix}": ort_axis})
         cells += [*onnx_axis, *ort_axis]
-    used = {p: (pairs or {}).get(p, (config.onnx.pair, config.onnxruntime.pair)) for p in pythons}
+    for python in pythons if main and shown else ():
+        if python == main:
+            continue
+        # its newest pair: the onnx and the onnxruntime release the axes pair with there
+        pair = cells_of(used[python][1], used[python][0], python)
+        keys = ("cell",) if cross else ("onnx", "onnxruntime")
+        by_axis.update({f"{key}@{python}": pair for key in keys})
+        cells += pair
     return Plan(tuple(dict.fromkeys(cells)), by_axis, cross=cross, pairs=used)
 
 

@@ -6,6 +6,9 @@ or newer Python (onnxruntime 1.24 has none for 3.10): on that Python the onnx ax
 runs with the newest release of the onnxruntime axis that has one (1.23.2), and every
 onnx cell there is a real environment, not a wall of no-wheel cells. Decided from the
 package index; an index that cannot be asked keeps the configured pairs.
+
+Which Python runs every release (the others run one cell each, their newest pair) is
+decided from the index too: main_python.
 """
 
 from __future__ import annotations
@@ -38,3 +41,23 @@ def _pair(package: str, pair: str, candidates: tuple[str, ...], python: str, ind
         if has_wheel(package, release, python, index):
             return release
     return pair
+
+
+def main_python(
+    config: Config,
+    pythons: tuple[str, ...],
+    onnx: tuple[str, ...],
+    ort: tuple[str, ...],
+    running: str,
+) -> str:
+    """The Python that runs every release of both axes (the others run one cell each):
+    the one the index has wheels of the most of them for; of equals, the interpreter
+    onnx-compat runs on (`running`), else the newest. An index that cannot be asked
+    counts every release."""
+
+    def wheels(python: str) -> int:
+        asked = [("onnx", o, config.onnx.index_url) for o in onnx]
+        asked += [("onnxruntime", r, config.onnxruntime.index_url) for r in ort]
+        return sum(has_wheel(p, v, python, url) is not False for p, v, url in asked)
+
+    return max(pythons, key=lambda p: (wheels(p), p == running, version_key(p)))

@@ -56,13 +56,30 @@ def python_title(report: Report, python: str, short: bool = False) -> str:
     """`Python 3.12 (onnx with onnxruntime 1.24.4; onnxruntime with onnx 1.23.2)`: a
     Python and the release each of its axes holds the other package at (`short`: the
     axes' short names, `ort`)."""
+    keys = axes_of(report, python)
+    cell = pair_only(report, python)
+    if cell is not None:
+        names = [(axis_row(k).short if short else axis_row(k).name, k) for k in keys]
+        named = " with ".join(f"{name} {cell.version(split_axis(k)[0])}" for name, k in names)
+        return f"Python {python} (its newest pair only: {named})"
     pairs = []
-    for key in axes_of(report, python):
+    for key in keys:
         pair, other = held(report, key), axis_row(axis_row(key).other or key)
         name = axis_row(key).short if short else axis_row(key).name
         if pair:
             pairs.append(f"{name} with {other.short if short else other.name} {', '.join(pair)}")
     return f"Python {python}" + (f" ({'; '.join(pairs)})" if pairs else "")
+
+
+def pair_only(report: Report, python: str) -> CellRecord | None:
+    """The one cell a Python of several ran, on both its axes (its newest pair: the
+    default for each Python but the one of every release, compat/plan/matrix.py), or
+    None when it ran the axes' releases."""
+    keys = axes_of(report, python)
+    ids = {i for key in keys for i in report.axes.get(key, ())}
+    if len(keys) < 2 or len(ids) != 1:
+        return None
+    return next((c for c in report.cells if c.id in ids), None)
 
 
 def no_wheel_cells(report: Report) -> list[CellRecord]:

@@ -114,8 +114,8 @@ def summarize(labels: tuple[str, ...], entries: tuple[str, ...]) -> str:
         (value, [label for label, _ in group])
         for value, group in groupby(zip(labels, entries, strict=True), key=lambda pair: pair[1])
     ]
-    if len(runs) == 1:
-        return f"{ENTRIES[runs[0][0]].word} on all"
+    if len(runs) == 1:  # one release (a Python's newest pair) is not "all"
+        return f"{ENTRIES[runs[0][0]].word} on {'all' if len(labels) > 1 else labels[0]}"
     if len(runs) == 2:
         (first, a), (second, b) = runs
         return f"{ENTRIES[first].word} ≤ {a[-1]}, {ENTRIES[second].word} ≥ {b[0]}"

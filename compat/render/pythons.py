@@ -20,7 +20,7 @@ from compat.core.outcomes import CellRecord, CellState
 from compat.core.report import Report
 from compat.core.versions import version_key
 from compat.core.vocabulary import AXES, NOT_APPLICABLE, axis_row, split_axis
-from compat.render.axes import axes_of, held, pythons
+from compat.render.axes import axes_of, held, pair_only, pythons
 from compat.render.text import md_text
 
 #: The packages with a table of their own, when the run has their axis.
@@ -116,10 +116,16 @@ def render_pythons(report: Report) -> str | None:
                 "Python's axis held (the newest with a wheel for it, last row).", ""]  # fmt: skip
         out += [*_table(report, package, every), ""]
     command = f"nox -s matrix -- --python {','.join(every)}"
+    paired = [p for p in every if pair_only(report, p) is not None]
+    main = [p for p in every if p not in paired]
+    if paired and main:
+        where = f"on Python {', '.join(main)} and its newest pair on each other Python"
+    else:
+        command, where = f"{command} --python-releases all", "on each Python"
     out += [
         "## How it was made",
         "",
-        f"`{command}` ran {_releases(report)} on each Python (the interpreter found on "
+        f"`{command}` ran {_releases(report)} {where} (the interpreter found on "
         "this machine, one isolated environment per cell; the releases are the project's "
         "`[tool.compat]` ones); a release the package index has no wheel of for a Python is "
         "decided from the index before anything is built. Its "

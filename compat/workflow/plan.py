@@ -22,7 +22,7 @@ from compat.plan.matrix import (
     select_cells,
     select_shard,
 )
-from compat.plan.pairs import follow_pairs
+from compat.plan.pairs import follow_pairs, main_python
 from compat.plan.pythons import find_python, parse_pythons, python_version
 from compat.workflow.project import fixed_requirements, project_config
 from compat.workflow.request import Request
@@ -61,14 +61,30 @@ def resolve_plan(request: Request, config: Config) -> tuple[Plan, Plan]:
     given = dict(parse_axis(text) for text in asked.pkg)
     extra = tuple({**dict(config.axes), **given}.items())
     pythons = plan_pythons(request, config)
+    onnx_releases, ort_releases = onnx or config.onnx.versions, ort or config.onnxruntime.versions
     pairs = None
     if pythons and not asked.offline:
-        pairs = follow_pairs(config, pythons, onnx or config.onnx.versions,
-                             ort or config.onnxruntime.versions)  # fmt: skip
+        pairs = follow_pairs(config, pythons, onnx_releases, ort_releases)
+    main = ""
+    if len(pythons) > 1 and python_releases(request, config) == "newest":
+        running = python_version(request.run.python)
+        index = (onnx_releases, ort_releases) if not asked.offline else ((), ())
+        main = main_python(config, pythons, *index, running)
     named = any(c.package == "python" for c in config.constraints)  # else never asked
     interpreter = python_version(request.run.python) if named else ""
-    plan = expand(config, onnx, ort, asked.cross, extra, fixed_requirements(request), dists,
-                  pythons, pairs, interpreter)  # fmt: skip
+    plan = expand(
+        config,
+        onnx,
+        ort,
+        asked.cross,
+        extra,
+        fixed_requirements(request),
+        dists,
+        pythons,
+        pairs,
+        interpreter,
+        main,
+    )
     whole = select_cells(plan, globs(asked.cells))
     if asked.axis:
         whole = select_axis(whole, asked.axis)
@@ -83,13 +99,21 @@ def plan_pythons(request: Request, config: Config, find: bool = True) -> tuple[s
     `find`, every interpreter is found now (compat/plan/pythons.py): a missing one is
     one line; without, the versions are only read (CI installs them next)."""
     given = request.setup.python
-    text, where = (config.python, "[tool.compat.python]") if given is None else (given, "--python")
+    text, where = (
+        (config.python.versions, "[tool.compat.python]") if given is None else (given, "--python")
+    )
     if not text:
         return ()
     pythons = parse_pythons(text, where, requires_python(config.source))
     for version in pythons if find else ():
         find_python(version, where)
     return pythons
+
+
+def python_releases(request: Request, config: Config) -> str:
+    """What runs on each Python but one: `newest` (its newest pair) or `all` (every
+    release): `--python-releases`, else the config's."""
+    return request.setup.python_releases or config.python.releases
 
 
 def requires_python(pyproject: Path) -> str:

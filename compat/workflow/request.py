@@ -40,6 +40,8 @@ class SetupRequest:
     #: the Python axis as `--python` gave it: minor versions or a range; "" for no axis
     #: (`--python PATH`: that one interpreter, `RunRequest.python`); None: the config's
     python: str | None = None
+    #: `--python-releases`: `newest` or `all` on the Pythons but one; None: the config's
+    python_releases: str | None = None
 
 
 @dataclass(frozen=True)
