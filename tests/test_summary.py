@@ -26,3 +26,25 @@ def test_every_family_has_a_square_on_every_release_and_the_worst_state_wins() -
                 for r in report.results
                 if r.cell == column.cell.id and r.case.startswith(family + ".")
             )
+
+
+def test_the_headline_counts_the_pair_cell_once_though_both_axes_draw_it() -> None:
+    from compat.core.report import read_json
+    from tests.conftest import ROOT
+
+    report = read_json(ROOT / "docs" / "matrix.json.gz")
+    summary = summarize(report)
+    drawn = {c.cell.id for c in summary.columns}
+    assert len(summary.columns) == len(drawn) + 1  # the pair: on both axes
+    assert sum(summary.totals.values()) == len(summary.families) * len(drawn)
+
+
+def test_since_when_reads_only_releases_whose_environment_was_built() -> None:
+    """onnxruntime 1.14.1 never installed: the crash on 1.17.3 is not a regression
+    "until 1.14.1", it is every release that ran."""
+    from compat.render.docs import render_docs
+
+    (since,) = [s for s in summarize(sample_report()).since if s.check == "ort_run"]
+    assert (since.releases, since.broken, since.first) == (("1.17.3",), ("1.17.3",), "")
+    text = render_docs(sample_report())
+    assert "until 1.14.1" not in text and "| never | 1.17.3 |" in text

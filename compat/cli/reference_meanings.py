@@ -42,8 +42,7 @@ CONFIG: dict[str, dict[str, str]] = {
         "reruns": "more runs of an unexpected result, each in a fresh worker (default 3; a "
         "command once at most, a pytest suite only its failing tests; 0: none); `--reruns` "
         "replaces it",
-        "python": "the Pythons of the run and what runs on each: `[tool.compat.python]` "
-        "(below)",
+        "python": "the Pythons of the run and what runs on each: `[tool.compat.python]` (below)",
         "docs": "the committed docs pages and the stored results they render from: "
         "`[tool.compat.docs]` (below)",
     },

@@ -49,8 +49,10 @@ def _runs(summary: Summary, family: str, axis: str, marks: dict[str, str]) -> st
     """One family on one axis as runs of states: '🐞 1.14.1–1.16.2 · ✅ 1.17.0–1.23.2'."""
     on_axis = [i for i, column in enumerate(summary.columns) if column.axis == axis]
     states = tuple(summary.squares[(family, i)].state for i in on_axis)
-    if len(set(states)) == 1:
-        return f"{marks[states[0]]} all"
+    if len(set(states)) == 1:  # one release (a Python's newest pair) is not "all"
+        return (
+            f"{marks[states[0]]} {'all' if len(states) > 1 else summary.columns[on_axis[0]].label}"
+        )
     return runs(tuple(summary.columns[i].label for i in on_axis), states, marks)
 
 
@@ -61,7 +63,8 @@ def _glance(summary: Summary, marks: dict[str, str], python: str = "") -> str:
     headers = ["family"]
     for axis in axes:
         labels = _axis_labels(summary, axis)
-        headers.append(f"{axis_row(axis).name} {md_text(labels[0])}–{md_text(labels[-1])}")
+        span = labels[0] if len(labels) == 1 else f"{labels[0]}–{labels[-1]}"
+        headers.append(f"{axis_row(axis).name} {md_text(span)}")
     rows = [
         [
             f"[{md_text(family)}]({md_path(page_path(family))})",
@@ -198,7 +201,8 @@ def render_docs(
         "",
         "## At a glance",
         "",
-        f"Squares: {counted}. Each family links to its page.",
+        f"Each family on each environment (a cell on both axes counted once): {counted}. "
+        "Each family links to its page.",
         "",
         *_glances(report, summary, state_marks(ascii_marks)),
         *_how_to_read(ascii_marks, report),

@@ -13,7 +13,6 @@ from compat.core.report import Report
 from compat.core.versions import version_key
 from compat.core.vocabulary import (
     BROKEN,
-    NOT_APPLICABLE,
     NOT_RUN,
     axis_row,
     ordered_axes,
@@ -72,8 +71,9 @@ class Since:
     first: str
     broken: tuple[str, ...]  # releases where it fails (known or not)
     links: tuple[str, ...]
-    #: the releases of the axis it could run on: all but those with no wheel for the
-    #: Python of the axis (which tell nothing of since when it works)
+    #: the releases of the axis it ran on: all but those with no wheel for the Python
+    #: of the axis and those whose environment broke (which tell nothing of since when
+    #: it works)
     releases: tuple[str, ...] = ()
 
 
@@ -86,8 +86,10 @@ class Summary:
 
     @property
     def totals(self) -> Counter[str]:
-        """Squares per state, for a one-line headline."""
-        return Counter(square.state for square in self.squares.values())
+        """Each family on each environment, per state, for a one-line headline: a cell on
+        both axes (the pair) is drawn twice and counted once."""
+        once = {(family, self.columns[i].cell.id): sq for (family, i), sq in self.squares.items()}
+        return Counter(square.state for square in once.values())
 
 
 def square_of(cell: CellRecord, results: list[CheckResult]) -> Square:
@@ -145,7 +147,9 @@ def since_when(report: Report) -> list[Since]:
     out: list[Since] = []
     for table in build_tables(report):
         checks = list(dict.fromkeys(row.check for row in table.rows))
-        ran = [i for i, c in enumerate(table.cells) if c.state not in NOT_APPLICABLE]
+        # only releases whose environment was built: a no-wheel or broken cell ran no
+        # check and says nothing of since when one works
+        ran = [i for i, c in enumerate(table.cells) if c.state is CellState.READY]
         labels = tuple(table.labels[i] for i in ran)
         for check in checks:
             rows = [row for row in table.rows if row.check == check]
