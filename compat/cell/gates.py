@@ -1,8 +1,9 @@
-"""Version gates: skip when the installed onnx cannot know a model."""
+"""Version gates: skip (at the release's limit, protocol.LIMIT) when the installed onnx
+cannot know a model."""
 
 from __future__ import annotations
 
-from compat.cell.verdict import skip
+from compat.cell.verdict import beyond
 
 
 def model_opset(model):
@@ -18,13 +19,13 @@ def require_onnx_support(model):
     import onnx.defs
 
     if model.ir_version > onnx.IR_VERSION:
-        raise skip(
+        raise beyond(
             "IR version %d > max %d of onnx %s"
             % (model.ir_version, onnx.IR_VERSION, onnx.__version__)
         )
     opset = model_opset(model)
     if opset > onnx.defs.onnx_opset_version():
-        raise skip(
+        raise beyond(
             "opset %d > max %d of onnx %s"
             % (opset, onnx.defs.onnx_opset_version(), onnx.__version__)
         )

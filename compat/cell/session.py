@@ -6,7 +6,7 @@ import traceback
 from typing import Tuple
 
 from compat.cell.gates import model_opset
-from compat.cell.verdict import Verdict, one_line, skip
+from compat.cell.verdict import Verdict, beyond, one_line
 
 ORT_LEVELS = ("disabled", "basic", "extended", "all")
 
@@ -112,7 +112,7 @@ def open_session(case, level, optimized_path=None):
         trace = traceback.format_exc()
         reason = beyond_ort(case.model)
         if reason:
-            raise skip(reason) from None
+            raise beyond(reason) from None
         raise Verdict("error", "session@" + level, one_line(exc), trace) from None
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import traceback
 
+from compat.cell.protocol import LIMIT
+
 
 class Verdict(Exception):
     """Ends a check early with an outcome other than pass."""
@@ -22,6 +24,11 @@ def fail(phase: str, detail: str) -> Verdict:
 
 def skip(detail: str) -> Verdict:
     return Verdict("skip", "", detail)
+
+
+def beyond(detail: str) -> Verdict:
+    """A skip because this release cannot read the model at all (protocol.LIMIT)."""
+    return Verdict("skip", LIMIT, detail)
 
 
 #: Longest detail a result keeps: an exception's text may embed a whole model.

@@ -20,6 +20,9 @@ class Outcome(enum.StrEnum):
     XFAIL = "xfail"
     XPASS = "xpass"
     FLAKY = "flaky"  # identical runs disagree: nondeterminism, never a pass or a fail
+    #: the release cannot read a user's model (its IR version or opset is newer than the
+    #: release knows): the model's incompatibility with it, never a skip
+    UNSUPPORTED = "unsupported"
 
     @property
     def unexpected(self) -> bool:
@@ -28,7 +31,15 @@ class Outcome(enum.StrEnum):
 
 
 UNEXPECTED = frozenset(
-    {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS, Outcome.FLAKY}
+    {
+        Outcome.FAIL,
+        Outcome.ERROR,
+        Outcome.CRASH,
+        Outcome.TIMEOUT,
+        Outcome.XPASS,
+        Outcome.FLAKY,
+        Outcome.UNSUPPORTED,
+    }
 )
 
 

@@ -147,6 +147,12 @@ OUTCOMES: dict[Outcome, OutcomeRow] = {
         meaning="ran past the time limit", note="", colours=("#e8853a", "#2b1400"),
         counted="timed out", works=False, bucket="timeouts", junit="error",
     ),
+    Outcome.UNSUPPORTED: OutcomeRow(
+        mark="🚧", ascii="UNREADABLE", letter="U", page="U", word="cannot read the model",
+        meaning="this release cannot read your model (an IR version or opset newer than it knows)",
+        note="the release cannot read the model", colours=("#7a4a00", "#ffffff"),
+        counted="cannot read it", works=False, bucket="failed", junit="failure",
+    ),
     Outcome.SKIP: OutcomeRow(
         mark="⏭️", ascii="skip", letter="s", page="s", word="skipped",
         meaning="does not apply to this release (an opset or API it lacks)",
@@ -205,8 +211,9 @@ ENUM_ORDER: tuple[str, ...] = (
     *(s.value for s in (*BROKEN, *NOT_APPLICABLE)),
 )
 #: Entries a legend lists only when the report holds one: a run of one Python never has
-#: a release without a wheel, and its legends read as they always did.
-ON_DEMAND = frozenset(state.value for state in NOT_APPLICABLE)
+#: a release without a wheel, a run of the corpus alone no model a release cannot read,
+#: and their legends read as they always did.
+ON_DEMAND = frozenset({*(state.value for state in NOT_APPLICABLE), Outcome.UNSUPPORTED.value})
 #: The summary square a cell shows that has no wheel for its Python: not applicable, as
 #: a cell that ran nothing; where a report has such cells, the legends say so.
 NOT_RUN_OR_NO_WHEEL = "not run, or no wheel of that release for that Python"
@@ -236,7 +243,7 @@ SQUARES: dict[str, SquareRow] = {
     "unexpected": SquareRow(
         mark="❌", ascii="UNEXPECTED", letter="!", ansi="1;31", said="N unexpected",
         name="unexpected results",
-        meaning="unexpected results: failures, errors, crashes, flaky, xpass",
+        meaning="unexpected results: failures, errors, crashes, flaky, xpass, unsupported",
         colours=OUTCOMES[Outcome.FAIL].colours, picture=("#d33a2c", "#ffffff"),
         filter="unexpected",
     ),

@@ -18,6 +18,7 @@ from compat.core.case import Case
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.corpus.discover import CaseFiles
 from compat.corpus.known import classify
+from compat.corpus.unreadable import read_limit
 from compat.execute.envs import Environment
 from compat.execute.schedule import Job
 from compat.execute.settings import Settings
@@ -109,18 +110,21 @@ class Ledger:
         ran_in = origin if origin and origin != "cache" else cell.id
         log = self.settings.log(replace(slot.jobs[0], cell=ran_in)) if case.command else None
         return classify(
-            CheckResult(
-                cell=cell.id,
-                case=raw["case"],
-                check=raw["check"],
-                outcome=Outcome(raw["outcome"]),
-                detail=raw["detail"],
-                phase=raw["phase"],
-                seconds=raw["seconds"],
-                traceback=raw.get("traceback", "") if self.settings.tracebacks else "",
-                origin=origin,
-                log=self._relative(log) if log and log.is_file() else "",
-                retry=any(r.get("retry") for r in records),
+            read_limit(
+                CheckResult(
+                    cell=cell.id,
+                    case=raw["case"],
+                    check=raw["check"],
+                    outcome=Outcome(raw["outcome"]),
+                    detail=raw["detail"],
+                    phase=raw["phase"],
+                    seconds=raw["seconds"],
+                    traceback=raw.get("traceback", "") if self.settings.tracebacks else "",
+                    origin=origin,
+                    log=self._relative(log) if log and log.is_file() else "",
+                    retry=any(r.get("retry") for r in records),
+                ),
+                case,
             ),
             case,
             cell,

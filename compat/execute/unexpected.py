@@ -23,6 +23,8 @@ from compat.state.cache import ResultCache
 #: Most reruns of a project's command: a test suite is slow and deterministic as a rule;
 #: one more run tells a flaky suite from a failing one.
 COMMAND_RERUNS = 1
+#: Unexpected outcomes that are a judgement already: never run again.
+_JUDGED = (Outcome.FLAKY, Outcome.UNSUPPORTED)
 
 
 def rerun_unexpected(
@@ -64,12 +66,13 @@ def rerun_unexpected(
 
 
 def _suspects(ledger: Ledger, envs: dict[str, Environment]) -> dict[str, Job]:
-    """Each key behind an unexpected result (flaky is a judgement already), as a job of
-    the cell that computed it (of the cell that shows it, when it came from the cache)."""
+    """Each key behind an unexpected result (flaky is a judgement already, and a limit
+    of the release a measured fact), as a job of the cell that computed it (of the cell
+    that shows it, when it came from the cache)."""
     suspects: dict[str, Job] = {}
     for cell_id, run in ledger.runs.items():
         for slot, result in zip(ledger.slots[cell_id], run.results, strict=True):
-            if result.outcome.unexpected and result.outcome is not Outcome.FLAKY:
+            if result.outcome.unexpected and result.outcome not in _JUDGED:
                 for job in slot.jobs:
                     if ledger.origin[job.key] == "cache" and "runs" in ledger.raw[job.key]:
                         continue  # an earlier run's judgement of its attempts: served

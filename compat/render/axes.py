@@ -88,6 +88,6 @@ def no_wheel_cells(report: Report) -> list[CellRecord]:
 
 
 def states(report: Report) -> set[str]:
-    """Every cell state the report holds: the legends list an on-demand entry (no-wheel)
-    only when it is among them."""
-    return {c.state.value for c in report.cells}
+    """Every cell state and outcome the report holds: the legends list an on-demand
+    entry (no-wheel, unsupported) only when it is among them."""
+    return {c.state.value for c in report.cells} | {r.outcome.value for r in report.results}

@@ -42,7 +42,8 @@ FAILED = frozenset({Outcome.FAIL, Outcome.XFAIL, Outcome.ERROR, Outcome.CRASH, O
 SUMMARY_ORDER = ("pass", "known", "unexpected", "skip", "broken")
 #: The closing line's order: the worst first.
 CLOSING_ORDER = (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FLAKY,
-                 Outcome.XPASS, Outcome.PASS, Outcome.XFAIL, Outcome.SKIP)  # fmt: skip
+                 Outcome.UNSUPPORTED, Outcome.XPASS, Outcome.PASS, Outcome.XFAIL,
+                 Outcome.SKIP)  # fmt: skip
 
 
 def _legend(present: set[str]) -> str:
