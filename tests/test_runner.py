@@ -11,7 +11,7 @@ import pytest
 
 from compat.execute.worker import ResultsFile, Task, run_worker
 from compat.state import cellcode
-from tests.helpers import case_dir, hostile_case
+from tests.helpers import add_one_case, case_dir, hostile_case
 
 STDLIB = set(sys.stdlib_module_names)
 CELL_PACKAGES = {"onnx", "onnxruntime", "numpy", "google"}
@@ -193,3 +193,36 @@ def test_every_builtin_check_runs_in_a_real_cell_process(tmp_path: Path) -> None
         parts = [by_name[task] for task in tasks_of(check)]
         whole = {k: by_name[check][k] for k in ("check", "outcome", "detail")}
         assert {k: combine(check, parts)[k] for k in whole} == whole
+
+
+@pytest.mark.subprocess
+def test_a_stopped_worker_is_a_timeout_never_a_slow_evaluators_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker stopped (SIGSTOP: a suspended job, a starved runner) past `--timeout` on
+    the reference evaluator computed nothing: that is no limit of the evaluator (a skip)
+    but a timeout, run again, and the next worker goes on with the rest."""
+    import os
+    import signal
+
+    from compat.execute import worker
+
+    spawned: list[int] = []
+    spawn = worker._spawn
+
+    def stopped_first(*args: object, **kwargs: object) -> object:
+        process = spawn(*args, **kwargs)  # type: ignore[arg-type]
+        if not spawned:
+            os.kill(process.pid, signal.SIGSTOP)
+        spawned.append(process.pid)
+        return process
+
+    monkeypatch.setattr(worker, "_spawn", stopped_first)
+    directory = case_dir(add_one_case(), tmp_path / "cases")
+    tasks = [Task("tiny.add_one", check, directory) for check in ("reference", "checker")]
+    records = run_worker(Path(sys.executable), tasks, tmp_path / "cell", timeout=3)
+    by_check = {r["check"]: r for r in records}
+    assert by_check["reference"]["outcome"] == "timeout", by_check["reference"]
+    assert "stopped answering" in by_check["reference"]["detail"]
+    assert by_check["reference"]["retry"]  # no verdict to keep
+    assert by_check["checker"]["outcome"] == "pass" and len(spawned) == 2

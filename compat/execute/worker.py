@@ -136,6 +136,22 @@ def slow_detail(check: str, slow: str, stack: str, seconds: float, first: str = 
     return f"{said}: a limit of that evaluator on this model, not the model's failure"
 
 
+#: A task that ran past its time computed through it when its worker used at least this
+#: share of that time on the CPU: the runner's limit, measured. Less is a stall (a
+#: stopped worker, a starved machine), and its timeout no verdict.
+BUSY_SHARE = 0.25
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU seconds (user and system, every thread) process `pid` has used, from
+    /proc; None where there is no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     """Kills the worker and anything it started (it leads its own process group)."""
     with contextlib.suppress(ProcessLookupError):
@@ -192,17 +208,19 @@ def run_worker(
             log_start = log.stat().st_size
             process = _spawn(python, code, plan, results, log, scratch)
             interrupt.register(process)
-            timed_out, allowed, last_progress = _watch(process, results, tasks, timeout, deliver)
+            watched = _watch(process, results, tasks, timeout, deliver)
+            timed_out, allowed, last_progress, busy = watched
             interrupt.unregister(process)
             results.drop_partial_line()
             if results.count >= len(tasks) or interrupt.STOP.is_set():
                 break  # (stopped: the records so far, no verdict for the task it was on)
             task = tasks[results.count]
-            if timed_out and _skip_slow_rest(given[results.count + 1 :], task, stack, allowed):
+            slow = timed_out and busy is not False  # it computed all along: its limit
+            if slow and _skip_slow_rest(given[results.count + 1 :], task, stack, allowed):
                 plan.write_text(json.dumps(protocol.plan(given, list(limits), memory)))
             last_words = log_tail(log, log_start)
             lost = (task, process.returncode, timed_out, allowed, stack, memory, last_words)
-            outcome, detail = _lost(*lost)
+            outcome, detail = _lost(*lost, busy=busy)
             results.append(
                 protocol.record(
                     outcome,
@@ -255,28 +273,34 @@ def _watch(
     tasks: list[Task],
     timeout: float,
     deliver: Callable[[], None],
-) -> tuple[bool, float, float]:
+) -> tuple[bool, float, float, bool | None]:
     """Waits until the worker ends, the run is stopped, or the task it is on runs past its
     time (the worker is then stopped): (timed out, that task's seconds allowed, when the
-    worker last finished a task)."""
+    worker last finished a task, whether it computed through that time: None where the
+    system cannot say)."""
     seen, last_progress, allowed = results.count, time.monotonic(), timeout
+    cpu_at_progress = cpu_seconds(process.pid)
     while True:
         try:
             process.wait(timeout=POLL_SECONDS)
-            return False, allowed, last_progress
+            return False, allowed, last_progress, None
         except subprocess.TimeoutExpired:
             pass
         if interrupt.STOP.is_set():
             stop(process)
-            return False, allowed, last_progress
+            return False, allowed, last_progress, None
         if results.refresh() != seen:
             seen, last_progress = results.count, time.monotonic()
+            cpu_at_progress = cpu_seconds(process.pid)
             deliver()
         if seen < len(tasks):
             allowed = tasks[seen].timeout or timeout
         if time.monotonic() - last_progress > allowed:
+            used = cpu_seconds(process.pid)
             stop(process)
-            return True, allowed, last_progress
+            if used is None or cpu_at_progress is None:
+                return True, allowed, last_progress, None
+            return True, allowed, last_progress, used - cpu_at_progress >= allowed * BUSY_SHARE
 
 
 def _lost(
@@ -287,12 +311,19 @@ def _lost(
     stack: str,
     memory: int,
     tail: str,
+    busy: bool | None = None,
 ) -> tuple[protocol.RecordedOutcome, str]:
     """The outcome and detail of the task a worker died or stalled on (`tail`: its log's
-    last words)."""
+    last words; `busy`: whether it computed through its time, None: unknown)."""
     slow = slow_runner(task.check) if timed_out else ""
-    if slow:  # that runner's limit on this model, not the model's failure: a skip
+    if slow and busy is not False:  # that runner's measured limit on this model: a skip
         return "skip", slow_detail(task.check, slow, stack, allowed)
+    if timed_out and busy is False:  # stopped, or starved: nothing was measured
+        return "timeout", (
+            f"the worker stopped answering: it computed less than {BUSY_SHARE:.0%} of the "
+            f"{allowed:g} s it was given (stopped, or starved on a loaded machine); no "
+            "verdict: run again"
+        )
     if timed_out:
         return "timeout", f"ran past the {allowed:g} s timeout; worker killed"
     detail = describe_exit(returncode)
