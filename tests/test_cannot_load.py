@@ -36,8 +36,8 @@ def restamped(path: Path) -> Path:
 
 
 def test_a_skip_at_a_limit_is_unsupported_for_a_users_model_only() -> None:
-    raw = CheckResult("c", "m.x", "ort_run", Outcome.SKIP, phase="limit",
-                      detail="IR version 10 > max 9 of onnxruntime 1.15.1")  # fmt: skip
+    detail = "IR version 10 > max 9 of onnxruntime 1.15.1"
+    raw = CheckResult("c", "m.x", "ort_run", Outcome.SKIP, phase="limit", detail=detail)
     own = add_one_case(oracle="onnxruntime")
     got = read_limit(raw, own)
     assert (got.outcome, got.detail) == (Outcome.UNSUPPORTED, LIMIT)
@@ -55,10 +55,9 @@ def test_releases_that_cannot_read_the_model_are_red_everywhere_and_say_the_limi
     models.mkdir()
     restamped(models / "ir10.onnx")
     out = tmp_path / "out"
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--out", str(out), "--cases-dir", str(models),
-                 "--cases", "mine.*", "--onnx", "1.14.1,1.23.2",
-                 "--ort", "1.15.1,1.24.4"])  # fmt: skip
+    config = ["--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state)]
+    given = ["--out", str(out), "--cases-dir", str(models), "--cases", "mine.*"]
+    code = main(["matrix", *config, *given, "--onnx", "1.14.1,1.23.2", "--ort", "1.15.1,1.24.4"])
     terminal = capsys.readouterr().out
     assert code == 1, terminal  # a release of the matrix cannot read it
     report = json.loads((out / "matrix.json").read_text())

@@ -54,10 +54,11 @@ def one_line(exc: BaseException) -> str:
 class Phase:
     """Labels the phase of a check, so an exception is reported where it happened."""
 
-    def __init__(self, name, as_fail=(), as_skip=(), why_skip=None):
+    def __init__(self, name, as_fail=(), as_skip=(), why_skip=None, skip_when=None):
         self.name = name
         self.as_fail = as_fail  # exception types that are the check's verdict, not an error
         self.as_skip = as_skip  # exception types that say the runtime lacks a capability
+        self.skip_when = skip_when  # or a test of the exception that says so
         self.why_skip = why_skip or one_line  # the skip's reason, from the exception
 
     def __enter__(self):
@@ -67,7 +68,9 @@ class Phase:
         if exc is None or isinstance(exc, Verdict):
             return False
         trace = bounded("".join(traceback.format_exception(exc_type, exc, tb)), TRACE_LIMIT)
-        if self.as_skip and isinstance(exc, self.as_skip):
+        if (self.as_skip and isinstance(exc, self.as_skip)) or (
+            self.skip_when is not None and self.skip_when(exc)
+        ):
             raise Verdict("skip", "", self.why_skip(exc), trace)
         outcome = "fail" if self.as_fail and isinstance(exc, self.as_fail) else "error"
         raise Verdict(outcome, self.name, one_line(exc), trace)
