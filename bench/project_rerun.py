@@ -33,38 +33,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from timing import ROOT, Run, clone, machine, run
+from adopting import developer, provenance
+from timing import ROOT, Run, machine, run
 
 BASELINE = "9b9fa91"
 #: what a matrix of spox ends with: some cells fail its tests
 SAYS = r"computed|from earlier runs"
 TOUCHED = "tests/test_function.py"
-
-
-def developer(side: Path, commit: str) -> tuple[Path, dict[str, str]]:
-    """A clone of `commit`, its wheel, and a developer's shell with it installed."""
-    repo = clone(commit, side / "repo")
-    run(["uv", "build", "--quiet", "--wheel", "--out-dir", side / "wheel", repo], cwd=repo)
-    (wheel,) = (side / "wheel").glob("onnx_compat-*.whl")
-    dev = side / "dev"
-    run(["uv", "venv", "--quiet", "--python", sys.executable, dev])
-    run(
-        [
-            "uv",
-            "pip",
-            "install",
-            "--quiet",
-            "--python",
-            dev / "bin" / "python",
-            wheel,
-            "nox",
-            "uv",
-            "pytest",
-        ]
-    )
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(VIRTUAL_ENV=str(dev), PATH=f"{dev / 'bin'}{os.pathsep}{env['PATH']}")
-    return wheel, env
 
 
 def adopt(side: Path, wheel: Path, env: dict[str, str]) -> Path:
@@ -80,14 +55,8 @@ def matrix(project: Path, env: dict[str, str], args: list[str]) -> Run:
     return run(["nox", "-s", "matrix", "--", *args], cwd=project, environ=env, expect=1, says=SAYS)
 
 
-def provenance(done: Run) -> str:
-    """The terminal's "N computed, … from earlier runs, N reruns" line."""
-    lines = [line.strip() for line in done.stdout.splitlines() if "computed" in line]
-    return lines[-1] if lines else "?"
-
-
 def measure(side: Path, commit: str, args: list[str]) -> list[tuple[str, Run]]:
-    wheel, env = developer(side, commit)
+    wheel, env = developer(side, commit, "pytest")
     project = adopt(side, wheel, env)
     first = matrix(project, env, args)
     print(f"  {commit}: first run {first.seconds:.1f} s: {provenance(first)}", flush=True)

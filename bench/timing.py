@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -54,12 +54,13 @@ def run(
     command: Sequence[object],
     *,
     cwd: Path = ROOT,
-    expect: int = 0,
+    expect: int | Collection[int] = 0,
     says: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Run:
-    """Run `command` to its end, timed; an exit code other than `expect`, or an output
-    without a match of the regular expression `says`, stops the bench."""
+    """Run `command` to its end, timed; an exit code other than `expect` (or than each
+    of several), or an output without a match of the regular expression `says`, stops
+    the bench."""
     done = capped(command, None, cwd=cwd, expect=expect, says=says, environ=environ)
     assert done is not None  # no cap, no stop
     return done
@@ -70,7 +71,7 @@ def capped(
     cap: float | None,
     *,
     cwd: Path = ROOT,
-    expect: int = 0,
+    expect: int | Collection[int] = 0,
     says: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Run | None:
@@ -94,10 +95,12 @@ def capped(
             process.communicate()
             return None
     seconds = time.perf_counter() - started
-    if process.returncode != expect:
-        fail(args, f"exited {process.returncode}, not {expect}", stdout + "\n" + stderr)
+    codes = (expect,) if isinstance(expect, int) else tuple(expect)
+    if process.returncode not in codes:
+        wanted = " or ".join(map(str, codes))
+        fail(args, f"exited {process.returncode}, not {wanted}", stdout + "\n" + stderr)
     if says is not None and not re.search(says, stdout + stderr):
-        fail(args, f"exited {expect} but never said /{says}/", stdout + "\n" + stderr)
+        fail(args, f"exited {process.returncode} but never said /{says}/", stdout + "\n" + stderr)
     return Run(seconds, stdout, stderr)
 
 
