@@ -321,6 +321,23 @@ def test_findings_are_changes_between_neighbours_or_failures_everywhere() -> Non
     assert found["annotations", "always"].title().endswith("(1.17.3–1.32.0)")
 
 
+def test_failing_everywhere_names_only_the_releases_that_observed_it() -> None:
+    """onnxruntime 1.15.1 and 1.16.3 cannot read the model: they saw nothing of the
+    failure, and the headline says so instead of spanning them."""
+    cells = _cells("onnxruntime", ["1.15.1", "1.16.3", "1.18.1", "1.32.0"])
+    plan = Plan(tuple(cells), {"onnxruntime": tuple(cells)}, cross=False)
+    row = ["unsupported", "unsupported", "fail", "fail"]
+    results = [
+        CheckResult(cell.id, "triage.m", "ort_run", Outcome(o), detail="boom")
+        for cell, o in zip(cells, row, strict=True)
+    ]
+    (found,) = findings_of(plan, results, {"ort_run": "onnxruntime"})
+    assert found.title() == (
+        "ort_run · onnxruntime: fails on every onnxruntime release that ran it "
+        "(1.18.1–1.32.0; nothing observed on 1.15.1, 1.16.3)"
+    )
+
+
 @pytest.mark.subprocess
 def test_triage_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "junk.onnx").write_bytes(b"not a model")

@@ -32,7 +32,9 @@ from compat.workflow.settings import settings_of
 
 FAMILY = "scan"
 #: the outcomes that are a failure the scan could have predicted
-FAILED = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT})
+FAILED = frozenset(
+    {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.UNSUPPORTED}
+)
 Verdict = Literal["agree", "missed", "false alarm", "not observed"]
 
 

@@ -36,7 +36,16 @@ MAX_SINCE = 12
 #: Lines of the drop-in scan's predictions listed before "… and N more".
 MAX_PREDICTED = 10
 #: The outcomes that are a failure a scan could have predicted (compat/followup/verify.py).
-FAILED = frozenset({Outcome.FAIL, Outcome.XFAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT})
+FAILED = frozenset(
+    {
+        Outcome.FAIL,
+        Outcome.XFAIL,
+        Outcome.ERROR,
+        Outcome.CRASH,
+        Outcome.TIMEOUT,
+        Outcome.UNSUPPORTED,
+    }
+)
 
 #: The summary legend's order: what a reader hopes to see first.
 SUMMARY_ORDER = ("pass", "known", "unexpected", "skip", "broken")

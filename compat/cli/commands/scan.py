@@ -205,6 +205,13 @@ def run(request: ScanRequest) -> int:
         document["verify"] = [asdict(j) for j in judged]
         if not request.json:
             say_verify(judged)
-    if request.json:
+        if any(j.verdict in ("missed", "false alarm") for j in judged):
+            return _printed(document, request.json, 1)  # the scan was wrong: say it
+    return _printed(document, request.json, 1 if final.findings else 0)
+
+
+def _printed(document: dict[str, Any], as_json: bool, code: int) -> int:
+    """`code`, once the JSON document is printed (with --json)."""
+    if as_json:
         print(json.dumps(document, indent=1))
-    return 1 if final.findings else 0
+    return code

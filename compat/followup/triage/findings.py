@@ -125,10 +125,14 @@ class Finding:
         return self.title()
 
     def title(self) -> str:
-        if self.kind == "always":
-            releases = list(self.states)
-            span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
-            return f"{self.check} · {self.package}: fails on every {self.package} release ({span})"
+        if self.kind == "always":  # only the releases that observed the failure
+            bad = [r for r, s in self.states.items() if s == "bad"]
+            quiet = [r for r, s in self.states.items() if s != "bad"]
+            span = bad[0] if len(bad) == 1 else f"{bad[0]}–{bad[-1]}"
+            head = f"{self.check} · {self.package}: fails on every {self.package} release"
+            if not quiet:
+                return f"{head} ({span})"
+            return f"{head} that ran it ({span}; nothing observed on {', '.join(quiet)})"
         if self.kind == "fixed":
             return f"{self.check} · {self.package}: fixed in {self.package} {self.first_good}"
         return f"{self.check} · {self.package}: broken in {self.package} {self.first_bad}"
