@@ -329,6 +329,14 @@ def test_an_extra_package_axis_pins_each_cell_and_an_unsatisfiable_pair_says_why
     assert outcomes[("onnx1.23.2", "pad_pads_from_constant.value_ints", "shape_inference")] == (
         "pass"
     )
+    # the resolver's answer is remembered: a rerun asks uv nothing for that cell
+    args = ["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state)]
+    args += ["--out", str(tmp_path / "again"), "--onnx", "1.23.2", "--ort", "1.24.4"]
+    assert main([*args, "--pkg", "protobuf=3.20.3", "--cases", "pad_pads_from_constant.*"]) == 1
+    (again,) = json.loads((tmp_path / "again" / "matrix.json").read_text())["cells"]
+    assert again["state"] == "install-error"
+    assert again["detail"].splitlines()[0] == broken["detail"].splitlines()[0]
+    assert again["detail"].endswith("(remembered for 24 h)")
 
 
 def test_weekly_runs_the_newest_onnx_weekly_labelled_with_its_real_version(

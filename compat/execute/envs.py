@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,7 +28,16 @@ from compat.execute.installer import (
     resolver_reason,
     run_command,
 )
-from compat.execute.marker import MARKER, changes, fingerprint, read_marker, saved_record
+from compat.execute.marker import (
+    DECISION_HOURS,
+    MARKER,
+    changes,
+    decided,
+    fingerprint,
+    read_marker,
+    remember,
+    saved_record,
+)
 from compat.execute.project import Built, build, parse_flag
 from compat.plan.index import missing_wheel
 from compat.plan.matrix import Cell
@@ -181,7 +189,7 @@ def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Env
     with FileLock(root / f".{cell.env_name}.lock"):
         return (
             _reuse(cell, root, base_python)
-            or _known_no_wheel(cell, root, base_python)
+            or _known_decision(cell, root, base_python)
             or _no_wheel(cell, root, base_python)
             or _build(cell, root, base_python)
         )
@@ -195,30 +203,19 @@ def _no_wheel(cell: Cell, root: Path, base_python: str) -> Environment | None:
         return None
     directory, python, code, marker, identity, _ = _place(cell, root, base_python)
     record = _broken(cell, CellState.NO_WHEEL, reason)
-    with contextlib.suppress(OSError):  # remembered: a rerun asks the index nothing
-        directory.mkdir(parents=True, exist_ok=True)
-        saved = {"identity": identity, "record": record.serialize(), "decided": time.time()}
-        replace_text(marker, json.dumps(saved, indent=1))
+    remember(directory, marker, identity, record)  # a rerun asks the index nothing
     return Environment(record, python, code)
 
 
-#: how long a no-wheel decision stands before the index is asked again (a release may
-#: get a wheel for a new Python later)
-NO_WHEEL_DAYS = 7
-
-
-def _known_no_wheel(cell: Cell, root: Path, base_python: str) -> Environment | None:
-    """A no-wheel decision of the last NO_WHEEL_DAYS for the same pins, or None."""
-    _, python, code, marker, identity, _ = _place(cell, root, base_python)
+def _known_decision(cell: Cell, root: Path, base_python: str) -> Environment | None:
+    """A no-wheel or no-solution decision that still stands (compat/execute/marker.py
+    `decided`) for the same pins and the same build of the project, or None."""
+    _, python, code, marker, identity, project = _place(cell, root, base_python)
     saved = read_marker(marker) if marker.is_file() else None
     if not saved or not _same(saved.get("identity"), identity):
         return None
-    record = saved_record(saved)
-    decided = saved.get("decided")
-    fresh = isinstance(decided, (int, float)) and time.time() - decided < NO_WHEEL_DAYS * 86400
-    if record is None or record.state is not CellState.NO_WHEEL or not fresh:
-        return None
-    return Environment(replace(record, id=cell.id), python, code)  # as this run names it
+    record = decided(saved, project.sha256 if project else None)
+    return None if record is None else Environment(replace(record, id=cell.id), python, code)
 
 
 def existing_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Environment | None:
@@ -226,7 +223,7 @@ def existing_env(cell: Cell, root: Path, base_python: str = sys.executable) -> E
     (nothing is built: a run starts checks in these while it builds the others)."""
     root.mkdir(parents=True, exist_ok=True)
     with FileLock(root / f".{cell.env_name}.lock"):
-        return _reuse(cell, root, base_python) or _known_no_wheel(cell, root, base_python)
+        return _reuse(cell, root, base_python) or _known_decision(cell, root, base_python)
 
 
 def _same(saved: object, identity: dict[str, object]) -> bool:
@@ -336,7 +333,11 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
             reason = resolver_reason(message, cell.requirements)
             message = f"{reason}\n\n{message}" if reason else message
             record = _broken(cell, CellState.INSTALL_ERROR, message)
-            shutil.rmtree(directory, ignore_errors=True)  # retried next run: may be transient
+            shutil.rmtree(directory, ignore_errors=True)  # else retried next run: transient?
+            if reason:  # the resolver's answer: the same until the index changes
+                said = f"{message}\n\n(remembered for {DECISION_HOURS[record.state]} h)"
+                known = replace(record, detail=said)
+                remember(directory, marker, identity, known, project.sha256 if project else None)
             return Environment(record, python, code)
     record = probe(cell, python, code)
     saved: dict[str, object] = {"identity": identity, "record": record.serialize()}

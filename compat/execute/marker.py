@@ -3,20 +3,25 @@ environment held when it was built (its distributions, the size of each compiled
 they installed), compared before each reuse, so an environment changed since (a
 release swapped or removed, a compiled file damaged) is rebuilt, not trusted. Apart
 from compat/execute/envs.py, which decides when to build or reuse, because this is
-the part that reads what lies in the environment's folder.
+the part that reads what lies in the environment's folder. A decision made without
+an environment (no wheel, no solution) is kept there too, for a while (`remember`,
+`decided`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from compat.core.outcomes import CellRecord
+from compat.core.files import replace_text
+from compat.core.outcomes import CellRecord, CellState
 
 #: the file in each environment's folder that says what was built there
 MARKER = "compat-env.json"
@@ -37,6 +42,42 @@ def saved_record(saved: dict[str, Any]) -> CellRecord | None:
         return CellRecord.from_dict(saved["record"])
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
+
+
+#: How long a decision made without an environment stands before the index is asked
+#: again, in hours: no wheel of a release for a Python (one may come for a new Python),
+#: and no solution for a cell's requirements (uv's resolver said why; a new release of
+#: an unpinned requirement may solve it). Any other install error is tried every run.
+DECISION_HOURS = {CellState.NO_WHEEL: 7 * 24, CellState.INSTALL_ERROR: 24}
+
+
+def remember(
+    directory: Path,
+    marker: Path,
+    identity: dict[str, object],
+    record: CellRecord,
+    project: str | None = None,
+) -> None:
+    """Keeps a decision made without an environment (no wheel, no solution) where the
+    environment would be, with when it was made and the project's build (`project`,
+    its sha256) it was made for."""
+    saved = {"identity": identity, "record": record.serialize(), "decided": time.time()}
+    saved["project"] = project
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True)
+        replace_text(marker, json.dumps(saved, indent=1))
+
+
+def decided(saved: dict[str, Any], project: str | None) -> CellRecord | None:
+    """The record of a remembered decision that still stands for this build of the
+    project (DECISION_HOURS), or None."""
+    record = saved_record(saved)
+    when = saved.get("decided")
+    if record is None or record.state not in DECISION_HOURS or not isinstance(when, float):
+        return None
+    if record.state is CellState.INSTALL_ERROR and saved.get("project") != project:
+        return None  # the project's requirements may have changed: asked again
+    return record if time.time() - when < DECISION_HOURS[record.state] * 3600 else None
 
 
 def _site_packages(directory: Path) -> list[Path]:
