@@ -64,7 +64,9 @@ def test_each_case_is_as_expected_on_the_host_releases(case: object, tmp_path: P
     for check in files.case.checks:
         raw = run_task({}, {"case": case.id, "check": check, "case_dir": str(files.directory)})  # type: ignore[attr-defined]
         result = classify(
-            CheckResult("host", raw["case"], check, Outcome(raw["outcome"]), raw["detail"]),
+            CheckResult(
+                "host", raw["case"], check, Outcome(raw["outcome"]), raw["detail"], raw["phase"]
+            ),
             files.case,
             cell,
         )

@@ -240,7 +240,7 @@ def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path
             '[[known]]\ncases = "m.onnx"\npackage = "onnx"\nchecks = ["checker"]\n'
             'reason = "r"\nlinks = "x"\n',
             "compat.toml: unknown key 'links' in [known #1]; allowed keys are cases, checks, "
-            "link, outcomes, package, reason, versions",
+            "link, match, outcomes, package, phase, raises, reason, versions",
         ),
         ("timeout = 3\n", "compat.toml: unknown key 'timeout'; a drop-in folder's compat.toml "
                           "holds [[known]] tables only"),

@@ -85,6 +85,14 @@ CONFIG: dict[str, dict[str, str]] = {
         "`crash`, `timeout`, `flaky`",
         "reason": "what fails and why, in one line",
         "link": "the upstream report (optional)",
+        "phase": 'where the check fails, one phase or a list (`"infer"`, `["check", '
+        '"infer"]`; `"session"` or `"run"` alone: at any optimization level); a '
+        "failure at another phase is not this bug and stays unexpected",
+        "raises": "the exception it raises, by class name, one or a list "
+        '(`"InferenceError"`): the name its message starts with; another exception is not '
+        "this bug",
+        "match": "a regular expression searched in its message (`'must be a 1D'`); a failure "
+        "whose message does not match is not this bug",
     },
     "[tool.compat.docs]": {
         "results": "a stored run (`matrix.json`, `.gz` allowed) that `compatibility.md`, "
@@ -135,7 +143,8 @@ MATRIX_JSON: dict[str, dict[str, str]] = {
         "description": "one line: what the case is",
         "sha256": "the hash of its content (model bytes, arrays, expectations)",
         "checks": "`[check, package]` pairs: each check it gets and the package it exercises",
-        "known": "its known failures: package, versions, checks, outcomes, reason, link",
+        "known": "its known failures: package, versions, checks, outcomes, reason, link, "
+        "and what each looks like: phase, raises, match",
         "tags": "free-form labels",
     },
     "results[]": {
@@ -266,6 +275,8 @@ cases = "models.vad"
 package = "onnxruntime"
 versions = "<1.20"
 checks = ["ort_run"]
+phase = "run"                            # what it looks like: where it fails,
+match = "Resize node"                    # and a regular expression its message holds
 reason = "what fails and why, in one line"
 link = "https://github.com/microsoft/onnxruntime/issues/NNNN"
 """

@@ -30,7 +30,9 @@ CHECK_TITLES: dict[str, str] = {c.name: c.title for c in CHECKS}
 
 @dataclass(frozen=True)
 class KnownFailure:
-    """A reported upstream bug: in `versions` of `package`, `checks` are expected to fail."""
+    """A reported upstream bug: in `versions` of `package`, `checks` are expected to fail,
+    and to fail as `phase`, `raises` and `match` say (as pytest's `xfail(raises=...)`):
+    a failure in the range that looks otherwise is not this bug, and stays unexpected."""
 
     package: Package
     versions: str  # a range such as ">=1.18,<1.21"; "" means every release
@@ -39,6 +41,20 @@ class KnownFailure:
     link: str
     #: the symptoms this bug shows; a known crash must say so ("crash"), or it stays unexpected
     outcomes: tuple[str, ...] = ("fail", "error")
+    #: the phases it fails at, any of them (`check`, `infer`, `compare`, `session@all`;
+    #: `session` or `run` alone: at any level); () says nothing
+    phase: tuple[str, ...] = ()
+    #: the exception types it raises, any of them, by name (`InferenceError`): the name
+    #: the failure's detail starts with (`InferenceError: ...`); () says nothing
+    raises: tuple[str, ...] = ()
+    #: a regular expression searched in the failure's detail; "" says nothing
+    match: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("phase", "raises"):
+            value = getattr(self, name)
+            if isinstance(value, str):  # ("run") is a string: one phase, not three letters
+                raise TypeError(f"KnownFailure.{name} is a tuple of names, like ({value!r},)")
 
 
 @dataclass(frozen=True)
@@ -81,7 +97,9 @@ class CustomCheck:
     name: str
     file: str
     function: str
-    package: Package = "onnxruntime"
+    #: the package whose releases it exercises (its results are drawn on that axis and
+    #: keyed by it); "both": drawn on both axes, keyed by both
+    package: Package | Literal["both"] = "onnxruntime"
 
 
 @dataclass(frozen=True, eq=False)

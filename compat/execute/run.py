@@ -48,6 +48,9 @@ def case_info(files: CaseFiles) -> CaseInfo:
                 "reason": k.reason,
                 "link": k.link,
                 "outcomes": list(k.outcomes),
+                "phase": list(k.phase),
+                "raises": list(k.raises),
+                "match": k.match,
             }
             for k in case.known
         ),

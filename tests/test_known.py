@@ -1,0 +1,208 @@
+"""A known failure matches its own failure (compat/corpus/known.py): in its range, a
+failure at the bug's phase, with its exception and its message, is `xfail`; any other
+failure there stays unexpected and says which known bug it is not. Every corpus entry
+declares what it looks like, a user's `[[tool.compat.known]]` may, and the committed
+runs classify as they are stored."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from compat.cli.main import main
+from compat.core.case import KnownFailure
+from compat.core.outcomes import CheckResult, Outcome
+from compat.corpus.known import classify, raised
+from compat.plan.config import load_config
+from compat.plan.matrix import Cell
+from tests.helpers import add_one_case
+
+PADS = KnownFailure(
+    "onnx",
+    ">=1.18,<1.21",
+    ("checker", "shape_inference"),
+    "pads rejected",
+    "https://x/1",
+    phase=("check", "infer"),
+    raises=("InferenceError",),
+    match=r"'pads' input must be a 1D",
+)
+CASE = add_one_case(known=(PADS,))
+IN_RANGE = Cell("1.18.0", "1.24.4", ())
+DOCUMENTED = "InferenceError: [ShapeInferenceError] (op_type:Pad): 'pads' input must be a 1D"
+
+
+def failure(detail: str, phase: str = "infer", outcome: Outcome = Outcome.FAIL) -> CheckResult:
+    return CheckResult("cell", CASE.id, "shape_inference", outcome, detail, phase)
+
+
+def test_the_documented_failure_is_xfail_at_any_of_its_phases() -> None:
+    for phase in ("check", "infer"):
+        got = classify(failure(DOCUMENTED, phase), CASE, IN_RANGE)
+        assert (got.outcome, got.known, got.detail) == (Outcome.XFAIL, "https://x/1", DOCUMENTED)
+
+
+@pytest.mark.parametrize(
+    ("detail", "phase", "why"),
+    [
+        (DOCUMENTED, "compare", "fails at compare, the bug at check or infer"),
+        (
+            "ValidationError: Unrecognized attribute: foo for operator Pad",
+            "infer",
+            "raises ValidationError, the bug InferenceError",
+        ),
+        (
+            "InferenceError: [ShapeInferenceError] (op_type:Add): Incompatible dimensions",
+            "infer",
+            "its message does not match the bug's \"'pads' input must be a 1D\"",
+        ),
+    ],
+)
+def test_a_failure_in_range_that_looks_otherwise_is_unexpected_and_names_the_bug_it_is_not(
+    detail: str, phase: str, why: str
+) -> None:
+    got = classify(failure(detail, phase), CASE, IN_RANGE)
+    assert got.outcome is Outcome.FAIL and got.outcome.unexpected and got.known == ""
+    assert got.detail == (
+        f"not the known bug onnx >=1.18,<1.21 (pads rejected; https://x/1): {why} — {detail}"
+    )
+    outside = classify(failure(detail, phase), CASE, Cell("1.21.0", "1.24.4", ()))
+    assert outside.detail == detail  # no known bug there to name
+
+
+def test_a_session_or_run_phase_covers_every_level() -> None:
+    bug = KnownFailure("onnxruntime", "", ("ort_run",), "r", "https://x/2", phase=("session",))
+    case = add_one_case(known=(bug,))
+    for phase, expected in [
+        ("session@all", Outcome.XFAIL),
+        ("session@basic", Outcome.XFAIL),
+        ("session", Outcome.XFAIL),
+        ("run@all", Outcome.ERROR),
+    ]:
+        result = CheckResult("cell", case.id, "ort_run", Outcome.ERROR, "Fail: x", phase)
+        assert classify(result, case, IN_RANGE).outcome is expected, phase
+
+
+def test_of_two_bugs_in_one_range_the_one_the_failure_looks_like_labels_it() -> None:
+    other = replace(PADS, link="https://x/3", raises=("ValidationError",), match="Unrecognized")
+    case = add_one_case(known=(PADS, other))
+    got = classify(failure("ValidationError: Unrecognized attribute: foo", "check"), case, IN_RANGE)
+    assert (got.outcome, got.known) == (Outcome.XFAIL, "https://x/3")
+    neither = classify(failure("KeyError: 'x'", "check"), case, IN_RANGE)
+    assert neither.outcome is Outcome.FAIL
+    assert neither.detail.startswith(
+        "not the known bug onnx >=1.18,<1.21 (pads rejected; "
+        "https://x/1): raises KeyError, the bug InferenceError; "
+        "nor onnx >=1.18,<1.21 (pads rejected; https://x/3): "
+        "raises KeyError, the bug ValidationError — "
+    )
+
+
+def test_a_symptom_the_bug_does_not_list_stays_unexpected_and_says_so() -> None:
+    got = classify(failure("killed by signal 9", "", Outcome.CRASH), CASE, IN_RANGE)
+    assert got.outcome is Outcome.CRASH
+    assert got.detail == (
+        "not the known bug onnx >=1.18,<1.21 (pads rejected; https://x/1): crashes; the bug "
+        "shows fail, error — killed by signal 9"
+    )
+    skip = CheckResult("cell", CASE.id, "shape_inference", Outcome.SKIP, "opset 23 > max 21")
+    assert classify(skip, CASE, IN_RANGE) == skip  # nothing failed: nothing to compare
+
+
+def test_a_flaky_result_is_read_by_its_odd_run() -> None:
+    flaky = CheckResult(
+        "cell",
+        "c",
+        "ort_run",
+        Outcome.FLAKY,
+        "failed 1 of 4 runs, passed 3 of 4 runs: error@run@disabled: Fail: [ONNXRuntimeError] x",
+        "run@disabled",
+    )
+    assert raised(flaky) == "Fail"
+    assert raised(replace(flaky, detail="errored 1 of 2 runs: error: RuntimeError: y")) == (
+        "RuntimeError"
+    )
+    compare = "disabled, basic: output 'y' differs at 1 of 2 elements"
+    assert raised(failure(compare, "compare")) == ""  # levels are no exception
+    bug = KnownFailure(
+        "onnxruntime",
+        "",
+        ("ort_run",),
+        "r",
+        "l",
+        ("fail", "flaky"),
+        phase=("run",),
+        raises=("Fail",),
+    )
+    case = add_one_case(known=(bug,))
+    assert classify(flaky, case, IN_RANGE).outcome is Outcome.XFAIL
+    assert classify(replace(flaky, outcome=Outcome.PASS), case, IN_RANGE).outcome is Outcome.XFAIL
+
+
+def test_a_declared_look_is_tuples_of_names_never_a_bare_string() -> None:
+    with pytest.raises(TypeError, match=r"KnownFailure.phase is a tuple of names, like \('run',\)"):
+        KnownFailure("onnx", "", ("reference",), "r", "l", phase="run")  # type: ignore[arg-type]
+
+
+# -- a user's own: [[tool.compat.known]] ----------------------------------------------------
+
+AXES = """
+[tool.compat.onnx]
+versions = ["1.18.0"]
+pair = "1.24.4"
+[tool.compat.onnxruntime]
+versions = ["1.24.4"]
+pair = "1.23.2"
+[[tool.compat.known]]
+cases = "pad_pads_from_constant.*"
+package = "onnx"
+checks = ["checker"]
+reason = "pads rejected"
+"""
+
+
+def test_a_user_s_known_failure_may_declare_phase_raises_and_match(tmp_path: Path) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        AXES + "phase = 'check'\nraises = ['InferenceError', 'onnx.ValidationError']\n"
+        "match = 'pads (input )?must be'\n"
+    )
+    (entry,) = load_config(config).known
+    assert entry.failure.phase == ("check",)
+    assert entry.failure.raises == ("InferenceError", "onnx.ValidationError")
+    assert entry.failure.match == "pads (input )?must be"
+    case = add_one_case(known=(entry.failure,))
+    result = CheckResult("c", case.id, "checker", Outcome.FAIL, "ValidationError: pads must be")
+    assert classify(replace(result, phase="check"), case, IN_RANGE).outcome is Outcome.XFAIL
+    config.write_text(AXES)
+    assert load_config(config).known[0].failure.match == ""  # each is optional
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("phase = 3", "phase = 3: expected a check's phase or a list of them, like phase = "),
+        ("phase = []", "phase = []: expected a check's phase"),
+        ("phase = ['run at all']", "phase = ['run at all']: expected a check's phase"),
+        ("raises = 'not a name'", "raises = 'not a name': expected an exception type's name"),
+        ("raises = [3]", "raises = [3]: expected an exception type's name or a list of them"),
+        ("match = ''", "match = '': expected a regular expression searched in the failure"),
+        ("match = ['x']", "match = ['x']: expected a regular expression"),
+        (
+            "match = 'splits (0'",
+            "match = 'splits (0': not a regular expression (missing ), unterminated subpattern "
+            "at position 7); escape what is meant literally, like match = 'splits \\(0\\)'",
+        ),
+    ],
+)
+def test_a_bad_look_is_one_line_naming_the_file_the_key_the_value_and_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, said: str
+) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text(f"{AXES}{line}\n")
+    assert main(["matrix", "--list", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{config}: [tool.compat.known #1] {said}" in err
