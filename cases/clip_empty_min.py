@@ -53,6 +53,8 @@ EMPTY_NAME_LOOKUP = KnownFailure(
     checks=("infer_node_outputs",),
     reason="infer_node_outputs looks the empty input name up: KeyError ''",
     link="https://github.com/onnx/onnx/pull/6250",
+    phase=("check",),
+    match=r"raised KeyError ''",
 )
 
 

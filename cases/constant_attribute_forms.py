@@ -52,6 +52,9 @@ STRING_CAST_FOLDED = KnownFailure(
     checks=("ort_run", "ort_optimized"),
     reason="constant folding a string initializer aborts session creation",
     link=STRING_FOLDING,
+    phase=("session",),
+    raises=("RuntimeException",),
+    match="OptimizerExecutionFrame.* string tensor can not use pre-allocated buffer",
 )
 
 

@@ -37,6 +37,8 @@ FUSION_SKIPPED = {
         checks=("ort_optimized",),
         reason=f"Conv+{op} fusion skipped when the bias is written as ''",
         link="https://github.com/microsoft/onnxruntime/issues/34139",
+        phase=("compare",),
+        match=rf"^{op} not fused into Conv: ",
     )
     for op in FOLLOWERS.values()
 }

@@ -10,9 +10,11 @@
 - Split-13 whose `split` initializer is stored in `raw_data` (numpy_helper's default),
   converted to 12: the adapter read only `int64_data`, wrote `split=[]` and the result
   fails the checker ("Mismatch between number of splits (0) and outputs (2)"; fixed
-  by onnx PR #7910). Observed failing on onnx 1.14.1-1.21.0 (1.14.1's checker words
-  it "Attribute 'split' is expected to have field 'ints'"), converting from 1.22.0 on,
-  as reported. The twin with the initializer in `int64_data` converts everywhere.
+  by onnx PR #7910). Observed failing on onnx 1.14.1-1.21.0, converting from 1.22.0 on,
+  as reported; on 1.14.1 the checker refuses the empty list itself ("Attribute 'split'
+  is expected to have field 'ints'": empty list attributes are allowed from onnx 1.15,
+  PR #5559), a failure of its own. The twin with the initializer in `int64_data`
+  converts everywhere.
 - Squeeze-13 whose axes come from `Constant(value_ints=[0])`, converted to 12: the
   adapter looks for the Constant's `value` attribute only and aborts ("required
   undefined attribute 'value'"). Observed on every onnx release, 1.14.1-1.23.2;
@@ -48,13 +50,32 @@ NO_NUM_OUTPUTS = KnownFailure(
     checks=("version_converter",),
     reason="Split 11 -> 18 writes neither `split` nor `num_outputs`",
     link="https://github.com/onnx/onnx/issues/5222",
+    phase=("check",),
+    raises=("InferenceError",),
+    match="Neither 'split' input nor 'num_outputs' attribute has been given",
 )
 RAW_DATA_SPLIT = KnownFailure(
     package="onnx",
-    versions="<1.22",
+    versions=">=1.15,<1.22",
     checks=("version_converter",),
     reason="Split 13 -> 12 reads a raw_data `split` initializer as split=[]",
     link="https://github.com/onnx/onnx/pull/7910",
+    phase=("check",),
+    raises=("InferenceError",),
+    match=r"Mismatch between number of splits \(0\) and outputs",
+)
+#: the same split=[] before onnx 1.15, whose checker refused any empty list attribute
+#: (allowed since onnx PR #5559): another message, at the same place
+EMPTY_SPLIT_REFUSED = KnownFailure(
+    package="onnx",
+    versions="<1.15",
+    checks=("version_converter",),
+    reason="Split 13 -> 12 writes split=[] for a raw_data `split` initializer (onnx PR #7910), "
+    "and the checker refuses an empty list attribute",
+    link="https://github.com/onnx/onnx/pull/5559",
+    phase=("check",),
+    raises=("ValidationError",),
+    match="Attribute 'split' is expected to have field 'ints'",
 )
 #: onnx's adapter for the ops whose axes input became an attribute going down
 AXES_ADAPTER = (
@@ -68,6 +89,9 @@ AXES_FROM_VALUE_ONLY = KnownFailure(
     reason="Squeeze 13 -> 12 reads axes only from Constant(value=...): "
     "\"required undefined attribute 'value'\"",
     link=AXES_ADAPTER,
+    phase=("convert",),
+    raises=("RuntimeError",),
+    match="required undefined attribute 'value'",
 )
 
 
@@ -112,7 +136,7 @@ def _split13(form: str) -> Case:
     known: tuple[KnownFailure, ...] = ()
     if form == "raw_data":
         split = numpy_helper.from_array(np.array(SPLIT, dtype=np.int64), "split")
-        known = (RAW_DATA_SPLIT,)
+        known = (EMPTY_SPLIT_REFUSED, RAW_DATA_SPLIT)
     else:
         split = helper.make_tensor("split", TensorProto.INT64, [len(SPLIT)], SPLIT)
     assert split.HasField("raw_data") == (form == "raw_data")
@@ -236,6 +260,13 @@ DETECTORS = [
         construct="Split (opset >= 13) whose split initializer is stored in raw_data: onnx "
         "< 1.22 converts it to opset 12 wrongly",
         known=RAW_DATA_SPLIT,
+        find=_split_in_raw_data,
+    ),
+    Detector(
+        id="converter_split_squeeze.split13_raw_data_empty_list",
+        construct="Split (opset >= 13) whose split initializer is stored in raw_data: onnx "
+        "< 1.15 converts it to opset 12 with an empty split list its checker refuses",
+        known=EMPTY_SPLIT_REFUSED,
         find=_split_in_raw_data,
     ),
     Detector(

@@ -37,6 +37,9 @@ REFERENCE_NEEDS_M = KnownFailure(
     checks=("reference",),
     reason="the reference Loop requires the trip count M",
     link="https://github.com/onnx/onnx/issues/5750",
+    phase=("run",),
+    raises=("TypeError",),
+    match=r"Issues with types \[<class 'NoneType'>, .*\(operator 'Loop'\)",
 )
 
 

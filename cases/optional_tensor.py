@@ -108,23 +108,33 @@ DESCRIPTIONS = {
 }
 
 
-def _wrapper_bug(checks: tuple[str, ...], symptom: str) -> KnownFailure:
+def _wrapper_bug(symptom: str, phase: str, raises: tuple[str, ...], match: str) -> KnownFailure:
     return KnownFailure(
         package="onnx",
         versions="",
-        checks=checks,
+        checks=("reference",),
         reason="ReferenceEvaluator's Optional op returns [x], a one-element list, where the "
         "convention (None or the value itself) wants x: " + symptom,
         link="https://github.com/onnx/onnx/pull/4835",
+        phase=(phase,),
+        raises=raises,
+        match=match,
     )
 
 
 #: the symptoms of the reference evaluator's Optional wrapping its input in a list
-WRAPPED_VALUE = _wrapper_bug(("reference",), "OptionalGetElement hands Add a list (AttributeError)")
+WRAPPED_VALUE = _wrapper_bug(
+    "OptionalGetElement hands Add a list (AttributeError)",
+    "run",
+    ("AttributeError",),
+    "'list' object has no attribute 'dtype'",
+)
 WRAPPED_NONE = _wrapper_bug(
-    ("reference",),
     "an empty Optional() becomes [None], OptionalHasElement says true and If takes "
     "the wrong branch",
+    "compare",
+    (),  # no exception: y comes out as [None]
+    r"output 'y' has shape \[1\], expected \[2, 3\]",
 )
 KNOWN = {"wrapped": (WRAPPED_VALUE,), "empty_if": (WRAPPED_NONE,)}
 

@@ -34,6 +34,9 @@ VALUE_INTS_BUG = KnownFailure(
     checks=("checker", "shape_inference"),
     reason="strict shape inference rejects pads from Constant(value_ints)",
     link=LINK,
+    phase=("check", "infer"),  # the checker's full check infers shapes strictly too
+    raises=("InferenceError",),
+    match=r"\(op_type:Pad\): \[ShapeInferenceError\] 'pads' input must be a 1D",
 )
 
 

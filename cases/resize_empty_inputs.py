@@ -59,6 +59,9 @@ NO_ADAPTER = KnownFailure(
     reason="the version converter has no Resize 13 -> 12 adapter ('No Adapter From Version "
     "$13 for Resize')",
     link=CONVERTER_SOURCE,
+    phase=("convert",),
+    raises=("RuntimeError",),
+    match=r"No Adapter From Version \$13 for Resize",
 )
 EMPTY_ROI = KnownFailure(
     package="onnx",
@@ -66,6 +69,9 @@ EMPTY_ROI = KnownFailure(
     checks=("reference",),
     reason="the reference Resize indexes roi[0] of an empty roi tensor (IndexError)",
     link="https://github.com/onnx/onnx/pull/7850",
+    phase=("run",),
+    raises=("IndexError",),
+    match="index 0 is out of bounds for axis 0 with size 0",
 )
 
 

@@ -51,6 +51,9 @@ SLOT_COUNTED = KnownFailure(
     checks=("ort_run",),
     reason="Split-18 kernel counts the empty 'split' slot as a given split input",
     link=SPLIT_H,
+    phase=("session",),
+    raises=("Fail", "RuntimeException"),  # onnxruntime's status code for it changed
+    match="If 'num_outputs' is specified, the 'split' input should not be provided",
 )
 ADAPTER_COUNTS_SLOT = KnownFailure(
     package="onnx",
@@ -58,6 +61,9 @@ ADAPTER_COUNTS_SLOT = KnownFailure(
     checks=("version_converter",),
     reason="Split 13->18 adapter counts the empty 'split' slot and adds no num_outputs",
     link="https://github.com/onnx/onnx/issues/5222",
+    phase=("check",),
+    raises=("InferenceError",),
+    match="Neither 'split' input nor 'num_outputs' attribute has been given",
 )
 NO_NUM_OUTPUTS = KnownFailure(
     package="onnx",
@@ -65,6 +71,9 @@ NO_NUM_OUTPUTS = KnownFailure(
     checks=("version_converter",),
     reason="Split 13->18 conversion adds no num_outputs",
     link="https://github.com/onnx/onnx/pull/6020",
+    phase=("check",),
+    raises=("InferenceError",),
+    match="Neither 'split' input nor 'num_outputs' attribute has been given",
 )
 
 

@@ -6,17 +6,23 @@ runs classify as they are stored."""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from compat.cli.main import main
-from compat.core.case import KnownFailure
+from compat.core.case import Case, KnownFailure
 from compat.core.outcomes import CheckResult, Outcome
+from compat.core.report import Report, read_json
+from compat.corpus.discover import discover_cases
 from compat.corpus.known import classify, raised
 from compat.plan.config import load_config
 from compat.plan.matrix import Cell
+from tests.conftest import ROOT
 from tests.helpers import add_one_case
 
 PADS = KnownFailure(
@@ -146,6 +152,80 @@ def test_a_declared_look_is_tuples_of_names_never_a_bare_string() -> None:
         KnownFailure("onnx", "", ("reference",), "r", "l", phase="run")  # type: ignore[arg-type]
 
 
+# -- the corpus's own known failures --------------------------------------------------------
+
+
+@cache
+def corpus() -> dict[str, Case]:
+    return {c.id: c for c in discover_cases(ROOT / "cases").cases}
+
+
+def test_every_known_failure_of_the_corpus_declares_what_it_looks_like() -> None:
+    """Each says its phase and a message pattern that compiles; its exception, where it
+    names one, is a class name (an optimizer's or a comparison's fail raises nothing)."""
+    known = {k for case in corpus().values() for k in case.known}
+    assert len(known) > 30
+    vague = [k.reason for k in known if not (k.phase and k.match)]
+    assert vague == []
+    for bug in known:
+        re.compile(bug.match)
+        assert all(re.fullmatch(r"[A-Z]\w*", name) for name in bug.raises), bug
+
+
+def stored_raw(result: CheckResult) -> CheckResult:
+    """A stored result as it came from its cell: a stored run keeps each result's phase
+    and detail, but `xfail` replaced the raw outcome (a fail or an error: every bug of the
+    corpus lists both; a flaky bug's pass has no phase) and `xpass` the pass's detail."""
+    if result.outcome is Outcome.XFAIL:
+        return replace(result, outcome=Outcome.FAIL if result.phase else Outcome.PASS, known="")
+    if result.outcome is Outcome.XPASS:
+        return replace(result, outcome=Outcome.PASS, known="")
+    return result
+
+
+def reclassified(report: Report) -> list[tuple[CheckResult, CheckResult]]:
+    """Each corpus result of a stored run, and its raw result classified again now."""
+    cells = {c.id: Cell(c.onnx, c.onnxruntime, ()) for c in report.cells}
+    return [
+        (r, classify(stored_raw(r), corpus()[r.case], cells[r.cell]))
+        for r in report.results
+        if r.case in corpus()
+    ]
+
+
+@pytest.mark.parametrize("stored", ["matrix.json.gz", "pythons.json.gz", "writer_reader.json.gz"])
+def test_the_committed_runs_classify_as_they_are_stored(stored: str) -> None:
+    """Every documented failure of the committed runs is the one its bug declares: each
+    stored result, classified again from its phase and detail, is what the run stored,
+    with the same link (docs/matrix.json.gz: 685 xfail, on 27 cells)."""
+    pairs = reclassified(read_json(ROOT / "docs" / stored))
+    differ = [
+        (r.cell, r.case, r.check, r.outcome.value, r.known, got.outcome.value, got.known)
+        for r, got in pairs
+        if (r.outcome, r.known) != (got.outcome, got.known)
+    ]
+    assert differ == []
+    if stored == "matrix.json.gz":
+        assert sum(r.outcome is Outcome.XFAIL for r, _ in pairs) == 685
+
+
+def test_each_split_entry_labels_its_own_failure_in_the_committed_run() -> None:
+    """onnx's converter writes split=[] for a raw_data split before 1.22: the checker
+    words it as a ValidationError on onnx 1.14.1 (no empty list attributes before onnx
+    PR #5559) and as an InferenceError after; each is its own known failure."""
+    cells = {c.id: c.onnx for c in read_json(ROOT / "docs" / "matrix.json.gz").cells}
+    links = {
+        (cells[r.cell], raised(r), got.known)
+        for r, got in reclassified(read_json(ROOT / "docs" / "matrix.json.gz"))
+        if r.case == "converter_split_squeeze.split13_to_12.raw_data" and got.known
+    }
+    assert ("1.14.1", "ValidationError", "https://github.com/onnx/onnx/pull/5559") in links
+    assert {link for release, _, link in links if release != "1.14.1"} == {
+        "https://github.com/onnx/onnx/pull/7910"
+    }
+    assert {name for release, name, _ in links if release != "1.14.1"} == {"InferenceError"}
+
+
 # -- a user's own: [[tool.compat.known]] ----------------------------------------------------
 
 AXES = """
@@ -206,3 +286,77 @@ def test_a_bad_look_is_one_line_naming_the_file_the_key_the_value_and_the_fix(
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert f"{config}: [tool.compat.known #1] {said}" in err
+
+
+# -- a real run -----------------------------------------------------------------------------
+
+CHANGED = '''"""Pad with pads from Constant(value_ints), as the corpus has it, and changed."""
+
+from dataclasses import replace
+
+from onnx import helper
+
+from cases.pad_pads_from_constant import cases as original
+
+
+def cases():
+    (documented,) = [c for c in original() if c.id.endswith(".value_ints")]
+    model = type(documented.model)()
+    model.CopyFrom(documented.model)
+    pad = next(n for n in model.graph.node if n.op_type == "Pad")
+    pad.attribute.append(helper.make_attribute("foo", 1))  # an attribute Pad has not
+    return [
+        replace(documented, id="changed_pads.documented"),
+        replace(documented, id="changed_pads.otherwise", model=model),
+    ]
+'''
+
+
+@pytest.mark.envs
+def test_a_corpus_case_changed_to_fail_otherwise_in_its_known_range_is_unexpected(
+    tmp_path: Path, shared_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pad_pads_from_constant.value_ints on onnx 1.18.0, and the same case with an
+    attribute Pad does not have: the checker now rejects the attribute (ValidationError)
+    before the pads, and that is not onnxscript #3201; strict shape inference, which
+    ignores attributes, still fails on the pads, as documented."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "changed_pads.py").write_text(CHANGED)
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--corpus",
+            str(corpus),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path / "out"),
+            "--onnx",
+            "1.18.0",
+            "--ort",
+            "1.24.4",
+            "--cross",
+            "--reruns",
+            "0",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    results = json.loads((tmp_path / "out" / "matrix.json").read_text())["results"]
+    got = {(r["case"], r["check"]): r for r in results}
+    link = "https://github.com/microsoft/onnxscript/pull/3201"
+    for check in ("checker", "shape_inference"):
+        documented = got["changed_pads.documented", check]
+        assert (documented["outcome"], documented["known"]) == ("xfail", link)
+    assert got["changed_pads.otherwise", "shape_inference"]["outcome"] == "xfail"
+    otherwise = got["changed_pads.otherwise", "checker"]
+    assert (otherwise["outcome"], otherwise["phase"], otherwise["known"]) == ("fail", "check", "")
+    assert otherwise["detail"].startswith(
+        "not the known bug onnx <1.21 (strict shape inference rejects pads from "
+        f"Constant(value_ints); {link}): raises ValidationError, the bug InferenceError — "
+        "ValidationError: Unrecognized attribute: foo for operator Pad"
+    )
+    assert "changed_pads.otherwise · checker: fail@check: not the known bug onnx <1.21" in out
