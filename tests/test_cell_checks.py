@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from compat.cell.compare import compare_outputs
+from compat.cell.compare import compare_outputs, largest_difference
 from compat.cell.gates import model_opset
 from compat.cell.loop import run_task
 from compat.cell.session import ort_limits
@@ -55,8 +55,9 @@ def test_reference_fails_on_wrong_values_and_says_where(tmp_path: Path) -> None:
     wrong = {"y": np.array([2.0, 9.0], dtype=np.float32)}
     result = run(add_one_case(expected=wrong), "reference", tmp_path)
     assert (result["outcome"], result["phase"]) == ("fail", "compare")
-    assert "differs at 1 of 2 elements, first at [1]: got 3.0, expected 9.0" in str(
-        result["detail"]
+    assert result["detail"] == (
+        "output 'y' differs at 1 of 2 elements beyond rtol 1e-05, atol 1e-06: largest "
+        "absolute difference 6 and relative 0.667 at [1] (got 3.0, expected 9.0)"
     )
 
 
@@ -126,6 +127,24 @@ def test_compare_outputs_accepts_values_within_tolerance() -> None:
     assert compare_outputs(["y"], got, expected, rtol=1e-5, atol=1e-6) is None
     far = [np.array([1.0, 2.1], dtype=np.float32)]
     assert compare_outputs(["y"], far, expected, rtol=1e-5, atol=1e-6) is not None
+
+
+def test_a_difference_names_the_largest_absolute_and_relative_and_where() -> None:
+    expected = {"y": np.array([[100.0, 0.01], [0.0, -3.0]], np.float32)}
+    got = [np.array([[100.002, 0.0101], [0.0, -3.0]], np.float32)]
+    assert compare_outputs(["y"], got, expected, rtol=1e-5, atol=1e-6) == (
+        "output 'y' differs at 2 of 4 elements beyond rtol 1e-05, atol 1e-06: largest "
+        "absolute difference 0.002 at [0, 0] (got 100.002, expected 100.0), largest "
+        "relative 0.01 at [0, 1] (got 0.0101, expected 0.01)"
+    )
+    # an output's own tolerance replaces the case's for that output only
+    assert compare_outputs(["y"], got, expected, 1e-5, 1e-6, {"y": (0.02, 0.0)}) is None
+    assert compare_outputs(["y"], got, expected, 1e-5, 1e-6, {"z": (0.02, 0.0)}) is not None
+    assert largest_difference(["y"], got, expected) == (
+        pytest.approx(0.002, rel=0.01),
+        "y",
+    )
+    assert largest_difference(["y"], [expected["y"]], expected) is None
 
 
 def test_model_opset_reads_the_default_domain() -> None:

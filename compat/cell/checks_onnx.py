@@ -6,7 +6,7 @@ import os
 import re
 import tempfile
 
-from compat.cell.compare import compare_outputs, tensor_shape
+from compat.cell.compare import compare_outputs, tensor_shape, tolerance_of
 from compat.cell.gates import require_onnx_support
 from compat.cell.session import oracle_name, ort_session
 from compat.cell.verdict import Phase, Verdict, fail, one_line, skip
@@ -117,7 +117,7 @@ def check_reference(case):
     if not expected:
         raise skip("case declares no expected outputs")
     names, got = reference_outputs(case)
-    problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+    problem = compare_outputs(names, got, expected, *tolerance_of(case.spec))
     if problem:
         raise fail("compare", problem)
     return "outputs match %s" % oracle_name(case)
@@ -162,7 +162,7 @@ def check_version_converter(case):
         except Exception as exc:
             text = "the checker accepts the converted model, onnxruntime does not: "
             raise fail("run", text + one_line(exc)) from None
-    problem = compare_outputs(names, got, expected, case.spec["rtol"], case.spec["atol"])
+    problem = compare_outputs(names, got, expected, *tolerance_of(case.spec))
     if problem:
         text = "converted to opset %d, the model computes something else: %s" % (target, problem)
         raise fail("compare", text)

@@ -92,6 +92,8 @@ class CaseSpec(_SpecNeeds, total=False):
     """`case.json`: a case's expectations, as the checks in a cell read them."""
 
     command: CommandSpec  # only for a `command` case
+    #: output name -> [rtol, atol], for the outputs with a tolerance of their own
+    tolerances: Dict[str, List[float]]
 
 
 def case_spec(
@@ -108,8 +110,10 @@ def case_spec(
     rtol: float,
     atol: float,
     command: Optional[CommandSpec] = None,
+    tolerances: Optional[Dict[str, List[float]]] = None,
 ) -> CaseSpec:
-    """A case's `case.json` (`command` only for a command case)."""
+    """A case's `case.json` (`command` only for a command case, `tolerances` only when
+    an output has a tolerance of its own)."""
     spec: CaseSpec = {
         "id": id,
         "output_shapes": output_shapes,
@@ -125,6 +129,8 @@ def case_spec(
     }
     if command is not None:
         spec["command"] = command
+    if tolerances:
+        spec["tolerances"] = tolerances
     return spec
 
 

@@ -208,6 +208,8 @@ CASE_SPEC: dict[str, dict[str, str]] = {
         "rtol": "relative tolerance of every comparison",
         "atol": "absolute tolerance of every comparison",
         "command": "a command case's command (`CommandSpec`); absent otherwise",
+        "tolerances": "output name -> `[rtol, atol]` for the outputs with a tolerance of "
+        "their own; absent when none has",
     },
     "OptimizedSpec": {
         "op_counts": "op type -> how many the optimized graph has",

@@ -137,6 +137,8 @@ class Case:
     command: Mapping[str, str] | None = None
     rtol: float = 1e-5
     atol: float = 1e-6
+    #: output name -> (rtol, atol), for the outputs compared with a tolerance of their own
+    output_tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def family(self) -> str:

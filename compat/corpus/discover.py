@@ -175,6 +175,7 @@ def spec_of(case: Case) -> protocol.CaseSpec:
         ort_levels=list(case.ort_levels),
         rtol=case.rtol,
         atol=case.atol,
+        tolerances={name: list(pair) for name, pair in case.output_tolerances.items()},
     )
 
 
