@@ -23,7 +23,9 @@ def session_options():
     return options
 
 
-def ort_session(model_path, level, optimized_path=None):
+def ort_session(model_path, level, optimized_path=None, disabled=()):
+    """A session at `level`; `disabled`: the optimizers (graph transformers and rewrite
+    rules, by name) it leaves out, as `InferenceSession(..., disabled_optimizers=...)`."""
     import onnxruntime as ort
 
     options = session_options()
@@ -36,6 +38,13 @@ def ort_session(model_path, level, optimized_path=None):
     options.log_severity_level = 3
     if optimized_path:
         options.optimized_model_filepath = optimized_path
+    if disabled:
+        return ort.InferenceSession(
+            model_path,
+            options,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(disabled),
+        )
     return ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
 
 
@@ -103,11 +112,11 @@ def beyond_ort(model):
     return None
 
 
-def open_session(case, level, optimized_path=None):
+def open_session(case, level, optimized_path=None, disabled=()):
     """A session for the case's model; `skip` when the model is newer than this
     onnxruntime supports, `error@session@level` for any other refusal."""
     try:
-        return ort_session(case.model_path, level, optimized_path)
+        return ort_session(case.model_path, level, optimized_path, disabled)
     except Exception as exc:
         trace = traceback.format_exc()
         reason = beyond_ort(case.model)
