@@ -126,7 +126,7 @@ def test_every_config_key_the_loader_accepts_has_a_meaning(
     """Loads a configuration with every table, recording the keys each table's check of
     unknown keys allows: they are the keys CONFIG documents, no more, no fewer."""
     from compat.corpus import dropin
-    from compat.plan import config, known_tables, pythons
+    from compat.plan import config, known_tables, pythons, tolerance
 
     allowed: dict[str, set[str]] = {}
 
@@ -143,6 +143,7 @@ def test_every_config_key_the_loader_accepts_has_a_meaning(
     (tmp_path / "pyproject.toml").write_text(every_table)
     config.load_config(tmp_path / "pyproject.toml")
     allowed["compat.toml in a folder of drop-in models"] = set(dropin._FOLDER_KEYS)
+    allowed["compat.toml: [[tolerance]] tables"] = set(tolerance._TABLE_KEYS)
     assert allowed == {table: set(keys) for table, keys in CONFIG.items()}
 
 

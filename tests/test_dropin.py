@@ -243,7 +243,7 @@ def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path
             "link, match, outcomes, package, phase, raises, reason, versions",
         ),
         ("timeout = 3\n", "compat.toml: unknown key 'timeout'; a drop-in folder's compat.toml "
-                          "holds [[known]] tables only"),
+                          "holds rtol, atol, [[tolerance]] and [[known]] tables only"),
         (
             '[[known]]\ncases = "tmp.m"\npackage = "onnx"\nchecks = ["checker"]\nreason = "r"\n',
             "compat.toml [known #1]: cases 'tmp.m' matches no model file in",

@@ -43,6 +43,10 @@ CONFIG: dict[str, dict[str, str]] = {
         "command once at most, a pytest suite only its failing tests; 0: none); `--reruns` "
         "replaces it",
         "python": "the Pythons of the run and what runs on each: `[tool.compat.python]` (below)",
+        "rtol": "the relative tolerance your models' outputs are compared with (default "
+        "1e-4): |got - expected| <= atol + rtol * |expected| passes; a folder's `compat.toml` "
+        "may set its own",
+        "atol": "the absolute tolerance your models' outputs are compared with (default 1e-5)",
         "docs": "the committed docs pages and the stored results they render from: "
         "`[tool.compat.docs]` (below)",
     },
@@ -108,6 +112,20 @@ CONFIG: dict[str, dict[str, str]] = {
     "compat.toml in a folder of drop-in models": {
         "known": "`[[known]]` tables with the keys of `[[tool.compat.known]]`, except that "
         '`cases` globs the folder\'s model file names (`"vad.onnx"`)',
+        "rtol": "the relative tolerance of every output of the folder's models (over "
+        "`[tool.compat]`'s)",
+        "atol": "the absolute tolerance of every output of the folder's models (over "
+        "`[tool.compat]`'s)",
+        "tolerance": "`[[tolerance]]` tables: the tolerance of some models, or of some of "
+        "their outputs (below)",
+    },
+    "compat.toml: [[tolerance]] tables": {
+        "cases": 'a glob over the folder\'s model file names (`"vad.onnx"`): the models it '
+        "sets; it must match one",
+        "outputs": 'the output names it sets (`["logits"]`), each an output of those '
+        "models; left out: every output",
+        "rtol": "their relative tolerance; left out: the model's (or the folder's)",
+        "atol": "their absolute tolerance; left out: the model's (or the folder's)",
     },
 }
 

@@ -10,7 +10,9 @@ Its inputs: `MODEL.npz` beside `MODEL.onnx` is the first run, `MODEL.1.npz`,
 binding map); without `MODEL.npz` the inputs are generated from the input
 annotations. Every saved array is checked against the model's declared inputs here,
 on the host, before any cell runs. The folder may hold a `compat.toml` with
-`[[known]]` tables: known failures whose `cases` glob matches model file names.
+`[[known]]` tables (known failures whose `cases` glob matches model file names), and the
+tolerance its models' outputs are compared with: `rtol` and `atol` for every model,
+`[[tolerance]]` tables for some models or outputs (compat/plan/tolerance.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -32,13 +35,22 @@ from compat.core.errors import ConfigError
 from compat.corpus.inputs import check_feeds, load_npz, type_text
 from compat.corpus.known import attach
 from compat.plan.known_tables import KnownEntry, known_tables
+from compat.plan.tolerance import (
+    ModelTolerance,
+    Tolerance,
+    ToleranceTable,
+    check_tables,
+    for_model,
+    read_tolerance,
+    tolerance_tables,
+)
 
 #: the default checks that need nothing declared (the check table's `needs`): a drop-in
 #: model has a model and inputs, and no expectation of its own
 CHECKS = tuple(c for c in BUILTIN_CHECKS if c not in NEEDS)
 #: the drop-in folder's own settings file, and the keys it may hold
 FOLDER_CONFIG = "compat.toml"
-_FOLDER_KEYS = {"known"}
+_FOLDER_KEYS = {"known", "rtol", "atol", "tolerance"}
 
 
 def slug(text: str) -> str:
@@ -147,11 +159,11 @@ def _generated(model: onnx.ModelProto, path: Path) -> dict[str, np.ndarray]:
     return feeds
 
 
-def folder_known(directory: Path) -> list[KnownEntry]:
-    """The `[[known]]` tables of the folder's compat.toml (none without the file)."""
+def _folder_table(directory: Path) -> tuple[Path, dict[str, Any]]:
+    """The folder's compat.toml and what it holds ({} without the file)."""
     path = directory / FOLDER_CONFIG
     if not path.exists():
-        return []
+        return path, {}
     try:
         table = tomllib.loads(path.read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -160,16 +172,44 @@ def folder_known(directory: Path) -> list[KnownEntry]:
     if unknown:
         raise ConfigError(
             f"{path}: unknown key {unknown[0]!r}; a drop-in folder's {FOLDER_CONFIG} holds "
-            "[[known]] tables only"
+            "rtol, atol, [[tolerance]] and [[known]] tables only"
         )
+    return path, table
+
+
+def folder_known(directory: Path) -> list[KnownEntry]:
+    """The `[[known]]` tables of the folder's compat.toml (none without the file)."""
+    path, table = _folder_table(directory)
     return known_tables(table.get("known", []), "known", path)
 
 
+def folder_tolerance(
+    directory: Path, base: Tolerance | None = None
+) -> tuple[Tolerance, list[ToleranceTable]]:
+    """The folder's tolerance (its `rtol` and `atol` over `base`, `[tool.compat]`'s) and
+    its `[[tolerance]]` tables."""
+    path, table = _folder_table(directory)
+    folder = read_tolerance(table, "", path, base)
+    return folder, tolerance_tables(table.get("tolerance", []), path)
+
+
+def model_tolerance(path: Path, base: Tolerance | None = None) -> ModelTolerance:
+    """One model's tolerance: the compat.toml beside it, over `base`."""
+    folder, tables = folder_tolerance(path.parent, base)
+    return for_model(folder, tables, path.name)
+
+
 def model_case(
-    case_id: str, description: str, model: onnx.ModelProto, runs: list[dict[str, np.ndarray]]
+    case_id: str,
+    description: str,
+    model: onnx.ModelProto,
+    runs: list[dict[str, np.ndarray]],
+    tolerance: ModelTolerance | None = None,
 ) -> Case:
     """A model nobody wrote an oracle for, as a case: the checks that need none,
-    onnxruntime with optimizations off as the reference, one run per feeds dict."""
+    onnxruntime with optimizations off as the reference, one run per feeds dict, its
+    outputs compared within `tolerance` (the default's without one)."""
+    tolerance = tolerance or ModelTolerance()
     return Case(
         id=case_id,
         description=description,
@@ -178,8 +218,9 @@ def model_case(
         extra_runs=tuple(runs[1:]),
         builtin_checks=CHECKS,
         oracle="onnxruntime",
-        rtol=1e-4,
-        atol=1e-5,
+        rtol=tolerance.every.rtol,
+        atol=tolerance.every.atol,
+        output_tolerances={name: (t.rtol, t.atol) for name, t in tolerance.outputs.items()},
     )
 
 
@@ -198,13 +239,18 @@ def model_runs(
     return feeds or [_generated(model, path)]
 
 
-def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
-    """(family id, description, cases) for one drop-in directory."""
+def load_dropins(
+    directory: Path, tolerance: Tolerance | None = None
+) -> tuple[str, str, list[Case]]:
+    """(family id, description, cases) for one drop-in directory; `tolerance`:
+    `[tool.compat]`'s, under the folder's own."""
     if not directory.is_dir():
         raise ConfigError(f"{directory}: drop-in model directory not found")
     family = slug(directory.resolve().name)
     models = regular_files(directory, "*.onnx")
     known = folder_known(directory)
+    folder, tables = folder_tolerance(directory, tolerance)
+    outputs: dict[str, list[str]] = {}
     cases: list[Case] = []
     files: dict[str, Path] = {}
     for path in models:
@@ -221,10 +267,13 @@ def load_dropins(directory: Path) -> tuple[str, str, list[Case]]:
                 f"{path}: its case id {case_id} is also {files[case_id].name}'s; rename one"
             )
         files[case_id] = path
+        outputs[path.name] = [o.name for o in model.graph.output]
         given = ", ".join(n.name for n in runs) or "generated inputs"
-        cases.append(model_case(case_id, f"drop-in {path.name} with {given}", model, feeds))
+        own = for_model(folder, tables, path.name)
+        cases.append(model_case(case_id, f"drop-in {path.name} with {given}", model, feeds, own))
     if not cases:
         raise ConfigError(f"{directory}: no *.onnx models in this drop-in directory")
+    check_tables(tables, outputs)
     claimed = {npz for path in models for npz in run_files(path, models)}
     for npz in sorted(set(regular_files(directory, "*.npz")) - claimed):
         warn(f"{npz}: belongs to no model here (inputs are MODEL.npz, MODEL.1.npz, …); unused")

@@ -20,7 +20,7 @@ from compat.core.errors import UsageError
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.versions import in_range, version_key
 from compat.corpus.discover import Corpus
-from compat.corpus.dropin import load_model, model_case, model_runs, slug
+from compat.corpus.dropin import load_model, model_case, model_runs, model_tolerance, slug
 from compat.corpus.scan import Finding, Scan, config_file
 from compat.execute.progress import Progress
 from compat.execute.run import run_matrix
@@ -144,9 +144,13 @@ def verify(
     """The model run on the releases that test the scan's predictions, each result judged."""
     request, plan = plan_of(scan, config, state_dir, jobs)
     loaded = load_model(model)
-    case = model_case(f"{FAMILY}.{slug(model.stem)}", f"{model.name}, scanned", loaded,
-                      model_runs(model, loaded))  # fmt: skip
-    settings = settings_of(request, load_config(request.config))
+    loaded_config = load_config(request.config)
+    tolerance = model_tolerance(model, loaded_config.tolerance)  # compat.toml beside it too
+    runs = model_runs(model, loaded)
+    case = model_case(
+        f"{FAMILY}.{slug(model.stem)}", f"{model.name}, scanned", loaded, runs, tolerance
+    )
+    settings = settings_of(request, loaded_config)
     cells = ", ".join(c.id for c in plan.cells)
     print(f"verify: {model.name} on {len(plan.cells)} cells ({cells}), checks "
           f"{', '.join(case.checks)}", file=sys.stderr)  # fmt: skip

@@ -14,6 +14,7 @@ from compat.core.errors import ConfigError
 from compat.core.versions import parse_range, parse_version
 from compat.plan.known_tables import PACKAGES, KnownEntry, known_tables
 from compat.plan.pythons import PythonTable, python_table
+from compat.plan.tolerance import Tolerance, read_tolerance
 from compat.plan.toml_values import (
     as_count,
     as_releases,
@@ -129,11 +130,14 @@ class Config:
     no_cache: tuple[str, ...] = ()
     #: more runs of an unexpected result (`--reruns` replaces it; None: its default)
     reruns: int | None = None
+    #: `rtol`, `atol`: what your models' outputs may differ by (compat/plan/tolerance.py)
+    tolerance: Tolerance = field(default_factory=Tolerance)
 
 
 _TOP_KEYS = {
     "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes", "run",
     "requires", "groups", "extras", "corpus", "command-timeout", "python", "no-cache", "reruns",
+    "rtol", "atol",
 }  # fmt: skip
 
 
@@ -302,6 +306,7 @@ def load_config(path: Path) -> Config:
         python=python_table(table.get("python"), path),
         no_cache=listed("no-cache", "integration"),
         reruns=as_count(table, "reruns", "tool.compat", path, "reruns = 1 (0: none)"),
+        tolerance=read_tolerance(table, top, path),
     )
 
 

@@ -49,7 +49,8 @@ def commands_of(request: Request, config: Config) -> list[str]:
 def load_corpus(request: Request, config: Config) -> Corpus:
     asked = request.corpus
     corpus = builtin_cases(request, config)
-    sources = [load_dropins(d) for d in [*config.cases_dirs, *asked.cases_dirs]]
+    dirs = [*config.cases_dirs, *asked.cases_dirs]
+    sources = [load_dropins(d, config.tolerance) for d in dirs]
     if asked.suite == "onnx-backend":
         from compat.corpus.backend_suite import backend_cases  # onnx's backend tests: slow import
 
