@@ -29,12 +29,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from compat.cell.checks_ort import WITHIN
 from compat.core.case import Case, KnownFailure
 from compat.core.errors import UsageError
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.report import Report
 from compat.corpus.discover import Corpus, discover_cases
-from compat.corpus.dropin import folder_known, load_model, model_case, model_runs, slug
+from compat.corpus.dropin import (
+    folder_known,
+    load_model,
+    model_case,
+    model_runs,
+    model_tolerance,
+    slug,
+)
 from compat.corpus.rewrites import BY_NAME as REWRITES
 from compat.execute.progress import Progress
 from compat.execute.run import Settings, run_matrix
@@ -129,14 +137,18 @@ def declared_known(path: Path, case_id: str, config: Config) -> list[KnownFailur
     return [e.failure for e in entries]
 
 
-def load_case(request: TriageRequest) -> Case:
-    """The model and its inputs as a case, `--check` applied; bad input in one line."""
+def load_case(request: TriageRequest, config: Config | None = None) -> Case:
+    """The model and its inputs as a case, compared within the tolerance the compat.toml
+    beside it and `[tool.compat]` set, `--check` applied; bad input in one line."""
     path, check = request.model, request.check
     if not path.is_file():
         raise UsageError(f"{path}: no such model file; give the .onnx file to triage")
     model = load_model(path)
     runs = model_runs(path, model, request.inputs)
-    case = model_case(f"{FAMILY}.{slug(path.stem)}", f"{path.name}, triaged", model, runs)
+    tolerance = model_tolerance(path, config.tolerance if config else None)
+    case = model_case(
+        f"{FAMILY}.{slug(path.stem)}", f"{path.name}, triaged", model, runs, tolerance
+    )
     if check:
         if check not in case.checks:
             raise UsageError(f"--check {check}: a model is checked by {', '.join(case.checks)}")
@@ -171,6 +183,9 @@ def where(run: Run, case: Case) -> tuple[Report, list[Finding], list[CheckResult
     flaky = [r for r in first.results if r.outcome is Outcome.FLAKY]
     for result in flaky:  # identical runs disagreed: no finding, said as such
         say(f"  nondeterministic: {result.check} on {result.cell}: {clip(result.detail, 120)}")
+    for result in within_tolerance(first)[:1]:  # a difference the user allows: said once
+        seen = f"{result.check} on {result.cell}"
+        say(f"  within your tolerance, no finding: {seen}: {clip(result.detail, 150)}")
     checks = {c: case.check_axis(c) for c in case.checks}
     findings = findings_of(plan, list(first.results), checks)
     if not findings:
@@ -178,6 +193,11 @@ def where(run: Run, case: Case) -> tuple[Report, list[Finding], list[CheckResult
     for finding in findings:
         say(f"  finding: {finding.observed()}: {clip(finding.result.summary, 150)}")
     return first, findings, flaky
+
+
+def within_tolerance(report: Report) -> list[CheckResult]:
+    """The passing results whose optimization levels differ, within the tolerance."""
+    return [r for r in report.results if r.outcome is Outcome.PASS and WITHIN in r.detail]
 
 
 def triage_one(
@@ -214,7 +234,7 @@ def prepare(request: TriageRequest) -> tuple[Run, Case]:
     every option that cannot work, said first."""
     common = request.common
     config, _ = follow_axes(common, load_config(common.config))
-    case = load_case(request)
+    case = load_case(request, config)
     check_plan_options(common.plan)
     python = follow_up_python(common, config, "triage")
     if python:  # the plan on that one Python, its cells' ids naming it

@@ -15,6 +15,7 @@ import onnx
 import onnx.printer
 
 from compat import resources
+from compat.cell.blame import responsible_in
 from compat.cell.checks import BY_NAME
 from compat.core.printed import axis_python
 from compat.core.versions import version_key
@@ -146,7 +147,9 @@ def _heading(item: Triaged, number: int) -> list[str]:
     ops = ", ".join(n.op_type for n in minimal.model.graph.node) if minimal else ""
     lines = [f"## {number}. {md_text(finding.title())}"
              + (f" ({md_text(clip(ops, 60))})" if ops else ""), ""]  # fmt: skip
-    if finding.kind == "always":
+    optimizer = _optimizer(finding)
+    lines += optimizer
+    if finding.kind == "always" and not optimizer:
         lines += [f"No release tried passes: this may be a defect of the model itself (a "
                   f"declaration, a type, an attribute) rather than of {finding.package}; "
                   "the message below says what is refused.", ""]  # fmt: skip
@@ -154,6 +157,25 @@ def _heading(item: Triaged, number: int) -> list[str]:
         lines += [f"This failure shows {md_text(item.behind)}; the minimal model below comes from "
                   "that spelling.", ""]  # fmt: skip
     return lines
+
+
+def _optimizer(finding: Finding) -> list[str]:
+    """What an optimization-level disagreement is before it is called a defect: the
+    onnxruntime optimizer responsible, an intended rewrite or a bug in it."""
+    names = responsible_in(finding.result.detail) if finding.check == "ort_run" else []
+    if not names:
+        return []
+    named = ", ".join(md_code(n) for n in names)
+    text = (
+        f"**Optimizer:** onnxruntime's {named} makes an optimization level compute other "
+        "outputs: disabling it alone (`InferenceSession(..., disabled_optimizers=[...])`) "
+        "makes them agree with level `disabled`. Its largest differences are below, beside "
+        "the tolerance they exceed. A rewrite that only rounds differently (a fused or "
+        "reordered computation) is intended: if the difference is noise for this model, "
+        "allow it with `rtol`/`atol` in the model folder's `compat.toml` rather than report "
+        "it. Outputs that are wrong, not rounded, are a bug of that optimizer."
+    )
+    return [text, ""]
 
 
 def _outcome(item: Triaged, model_path: Path, what: str) -> list[str]:

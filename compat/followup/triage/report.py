@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
+from compat.cell.checks_ort import WITHIN
 from compat.core.printed import axis_python
 from compat.followup.cut import nodes_in_bodies
 from compat.followup.repro import python_note, write_script
@@ -141,6 +142,11 @@ def write_triage(
     if flaky:
         head += ["Nondeterministic (identical runs disagreed; not a finding):", ""]
         head += [f"- {md_text(f'{r.check} on {r.cell}: {r.detail[:300]}')}" for r in flaky]
+        head += [""]
+    allowed = [r for r in first.results if r.outcome.value == "pass" and WITHIN in r.detail]
+    if allowed:  # levels that differ as little as the model's tolerance allows
+        head += ["Within the model's tolerance (not findings):", ""]
+        head += [f"- {md_text(f'{r.check} on {r.cell}: {clip(r.detail, 300)}')}" for r in allowed]
         head += [""]
     (out / "report.md").write_text("\n".join(head + sections))
     python = next((axis_python(c) for c in first.cells), "")  # `--python 3.12`'s
