@@ -56,7 +56,9 @@ def _newest(found: list[str], spec: str) -> str | None:
 
 
 def choose_axes(
-    ranges: dict[str, str], releases: Callable[[str], list[str]]
+    ranges: dict[str, str],
+    releases: Callable[[str], list[str]],
+    fits: Callable[[str, list[str]], tuple[str | None, str]] | None = None,
 ) -> tuple[list[AxisChoice], list[str]]:
     """Both axes from the declared ranges, with what `init` says about them.
 
@@ -64,6 +66,9 @@ def choose_axes(
         ranges: the project's declared ranges (`declared_ranges`); a package it does not
             declare, or declares without a range, gets DEFAULT_RANGES.
         releases: the index's releases with a wheel for this Python (compat.plan.index).
+        fits: of a package's releases, the newest that installs beside the project's own
+            requirements, and why newer ones do not (compat/adopt/pins.py); None: the
+            newest.
     """
     spec = {p: ranges.get(p) or DEFAULT_RANGES[p] for p in OTHER}
     declared = {p: bool(ranges.get(p)) for p in OTHER}
@@ -80,7 +85,13 @@ def choose_axes(
     axes = []
     for package in OTHER:
         minors = newest_per_minor([v for v in found[package] if in_range(v, spec[package])])
-        pair = _newest(found[OTHER[package]], spec[OTHER[package]])
+        other = OTHER[package]
+        pair, passed = _newest(found[other], spec[other]), ""
+        if fits is not None and pair is not None:
+            inside = [v for v in found[other] if in_range(v, spec[other])]
+            stable = newest_per_minor([v for v in inside if not Version(v).is_prerelease])
+            fitting, passed = fits(other, list(stable))
+            pair = fitting or pair  # none fits: the newest, whose cells will say why
         if pair is None:
             raise CompatError(f"{OTHER[package]}{spec[OTHER[package]]}: no release on the "
                               "package index has a wheel for this Python")  # fmt: skip
@@ -88,5 +99,7 @@ def choose_axes(
         today = f"{minors[0]} … {minors[-1]}, {len(minors)} releases" if minors else "none yet"
         said.append(f"{package} axis: {spec[package]} ({origin}; today {today}), "
                     f"with {OTHER[package]} {pair}")  # fmt: skip
+        if passed:
+            said.append(f"  (passed over, they do not install beside your pins: {passed})")
         axes.append(AxisChoice(package, spec[package], (), pair, declared[package]))
     return axes, said

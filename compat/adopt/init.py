@@ -25,6 +25,7 @@ from compat.adopt.declared import (
 )
 from compat.adopt.files import template, toml_list, write_gitignore
 from compat.adopt.guess import guess_requires, imported_modules, local_modules, looks_like_pytest
+from compat.adopt.pins import Clash, pair_fits
 from compat.adopt.python_axis import NO_AXIS, PythonAxis, choose_python_axis
 from compat.adopt.sessions import session_python, write_noxfile
 from compat.adopt.testsource import (
@@ -151,13 +152,15 @@ def write_tool_compat(
     releases: Callable[[str], list[str]],
     python: PythonAxis = NO_AXIS,
     on_index: Callable[[str], bool | None] = index_has,
+    clash: Clash | None = None,
 ) -> list[str]:
     path = project / "pyproject.toml"
     existing = path.read_text() if path.is_file() else ""
     if "[tool.compat" in existing:
         return [f"{path.name}: has a [tool.compat] section already; left as it is"]
     tests = read_tests(project, pyproject, options.runs, on_index)
-    axes, said = choose_axes(declared_ranges(path), releases)
+    ranges = declared_ranges(path)
+    axes, said = choose_axes(ranges, releases, pair_fits(ranges, clash))
     text = tool_compat(options.models, tests, {a.package: a.toml() for a in axes}, python)
     with path.open("a") as f:
         f.write(text if existing.endswith("\n") or not existing else "\n" + text)
@@ -172,6 +175,7 @@ def init(
     releases: Callable[[str], list[str]] = index_releases,
     installed: Callable[[], tuple[str, ...]] = installed_pythons,
     on_index: Callable[[str], bool | None] = index_has,
+    clash: Clash | None = None,
 ) -> list[str]:
     """Writes what is missing; returns one line per file saying what was done (and the
     guesses to review), then the next command.
@@ -183,12 +187,14 @@ def init(
         installed: the CPython minor versions installed here (compat/plan/pythons.py).
         on_index: whether the package index has a distribution of that name (None:
             unknown), for the guessed test requirements.
+        clash: why uv finds no solution for some requirements together (the pairs must
+            install beside the project's own pins: compat/adopt/pins.py); None: unasked.
     """
     pyproject = read_pyproject(project / "pyproject.toml")
     requires_python = str(pyproject.get("project", {}).get("requires-python", ""))
     python, note = session_python(requires_python)
     axis = choose_python_axis(requires_python, options.python, installed)
-    said = write_tool_compat(project, pyproject, options, releases, axis, on_index)
+    said = write_tool_compat(project, pyproject, options, releases, axis, on_index, clash)
     said.append(write_noxfile(project, options.install, python))
     if note:
         said.append(f"  sessions run {note}")
@@ -199,9 +205,9 @@ def init(
     return said
 
 
-def cmd_init(options: InitOptions) -> int:
+def cmd_init(options: InitOptions, clash: Clash | None = None) -> int:
     """`onnx-compat init`: adopts onnx-compat in the current folder; never overwrites.
-    No `--models`: models/ when the project has one."""
+    No `--models`: models/ when the project has one. `clash`: as `init`'s."""
     project = Path.cwd()
     models = options.models or (["models"] if (project / "models").is_dir() else [])
     for folder in models:
@@ -209,6 +215,6 @@ def cmd_init(options: InitOptions) -> int:
             raise UsageError(f"--models {folder}: no such folder here ({project})")
     if options.shards < 1:
         raise UsageError(f"--shards {options.shards}: give at least 1")
-    for line in init(project, replace(options, models=models)):
+    for line in init(project, replace(options, models=models), clash=clash):
         print(line)
     return 0

@@ -113,3 +113,21 @@ def run_command(
     return subprocess.run(
         command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, check=False
     )
+
+
+def clash(requirements: list[str], python: str = "") -> str:
+    """Why uv's resolver finds no solution for `requirements` together (on CPython
+    `python`, default this one), in one line; "" when it finds one, or cannot say (no
+    uv, no index: the environments will)."""
+    command = [find_uv(), "pip", "compile", "-", "--quiet", "--no-header"]
+    command += ["--python-version", python] if python else []
+    try:
+        text = "\n".join(requirements)
+        done = subprocess.run(
+            command, input=text, capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired, CompatError):
+        return ""
+    if done.returncode == 0:
+        return ""
+    return resolver_reason(done.stderr, tuple(requirements))

@@ -42,9 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         # dest: not `python`, which the shared option check reads as an interpreter
         "--python", dest="python_axis", metavar="VERSIONS",
-        help="the Pythons every cell runs on, written as [tool.compat.python]: minor versions "
-        "like 3.10,3.12, or none (default: the CPythons installed here that requires-python "
-        "allows, when two or more)",
+        help="the Pythons of the run, written as [tool.compat.python]: minor versions like "
+        "3.10,3.12, or none (default: the oldest, the newest and this one of the CPythons "
+        "installed here that requires-python allows, when two or more)",
     )  # fmt: skip
     parser.add_argument(
         "--shards", type=int, default=4, metavar="N",
@@ -58,4 +58,6 @@ def request(args: argparse.Namespace) -> InitOptions:
 
 
 def run(request: InitOptions) -> int:
-    return cmd_init(request)
+    from compat.execute.installer import clash  # uv's resolver: the pairs must install
+
+    return cmd_init(request, clash)
