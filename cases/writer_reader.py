@@ -25,7 +25,7 @@ WRITES_AND_READS = CustomCheck(
     name="default_model_loads",
     file=str(Path(__file__).with_name("_writer_reader_check.py")),
     function="check_default_model",
-    package="onnxruntime",  # keyed by both: onnx writes, onnxruntime reads
+    package="both",  # onnx writes, onnxruntime reads: keyed by and drawn on both axes
 )
 
 

@@ -318,7 +318,7 @@ def _lost(
     slow = slow_runner(task.check) if timed_out else ""
     if slow and busy is not False:  # that runner's measured limit on this model: a skip
         return "skip", slow_detail(task.check, slow, stack, allowed)
-    if timed_out and busy is False:  # stopped, or starved: nothing was measured
+    if slow and busy is False:  # stopped, or starved: the runner's limit was not measured
         return "timeout", (
             f"the worker stopped answering: it computed less than {BUSY_SHARE:.0%} of the "
             f"{allowed:g} s it was given (stopped, or starved on a loaded machine); no "
