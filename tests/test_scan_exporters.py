@@ -72,7 +72,8 @@ EXPORTED: dict[str, set[str]] = {
     "ppocr_v2_cls": set(),
     "ppocr_v4_det": {EMPTY_ROI},
     "ppocr_v4_rec": set(),
-    "nudenet_320n": {RAW_SPLIT, NO_ADAPTER},
+    # the raw_data Split also meets onnx < 1.15's refusal of the empty list it converts to
+    "nudenet_320n": {RAW_SPLIT, f"{RAW_SPLIT}_empty_list", NO_ADAPTER},
     "magika_standard_v1": set(),
     "ddddocr_common_old": set(),
     "ddddocr_common": set(),
