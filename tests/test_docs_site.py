@@ -370,11 +370,14 @@ def test_a_reader_finds_a_guide_a_family_page_a_picture_and_bisect(
         _shot(browser, tmp_path, "docs-family.png")
         browser.find_element("css selector", "input.md-search__input").click()
         browser.find_element("css selector", "input.md-search__input").send_keys("bisect")
+        # The results list is redrawn as the search index answers: read the
+        # links in one script, so no element can go stale between find and read.
         found = WebDriverWait(browser, 20).until(
-            lambda b: [
-                a.get_attribute("href")
-                for a in b.find_elements("css selector", ".md-search-result__link")
-            ]
+            lambda b: b.execute_script(
+                "return Array.from(document.querySelectorAll("
+                "'.md-search-result__link'), a => a.href)"
+                ".filter(h => h.includes('/how-to/bisect/'))"
+            )
         )
         assert any("/how-to/bisect/" in href for href in found), found
         _shot(browser, tmp_path, "docs-search.png")
