@@ -108,6 +108,9 @@ CONFIG: dict[str, dict[str, str]] = {
         "writer-reader": "a stored `--cross` run of the writer_reader family that "
         "`writer_reader.md` renders from",
         "pythons": "a stored run on several Pythons that `pythons.md` renders from",
+        "load-limits": "where `nox -s report` writes what each release of `results` "
+        "loads (the support_limits family's measure), the file `scan` reads: named "
+        "`load_limits.json`",
     },
     "compat.toml in a folder of drop-in models": {
         "known": "`[[known]]` tables with the keys of `[[tool.compat.known]]`, except that "

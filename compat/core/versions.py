@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from compat.core.errors import CompatError, UsageError
@@ -34,3 +34,50 @@ def in_range(version: str, spec: str) -> bool:
 def version_key(version: str) -> Version:
     """Sort and compare key for release strings."""
     return Version(version)
+
+
+def _bounds(text: str) -> tuple[list[Specifier], list[Specifier], list[Specifier]]:
+    """(lower bounds, upper bounds, everything else) of a range; `~=V` is both bounds."""
+    lower, upper, other = [], [], []
+    for spec in parse_range(text, text):
+        if spec.operator in (">", ">="):
+            lower.append(spec)
+        elif spec.operator in ("<", "<="):
+            upper.append(spec)
+        elif spec.operator == "~=":
+            parts = spec.version.split(".")
+            lower.append(Specifier(f">={spec.version}"))
+            upper.append(Specifier(f"<{'.'.join([*parts[:-2], str(int(parts[-2]) + 1)])}"))
+        else:
+            other.append(spec)
+    return lower, upper, other
+
+
+def _tightest(specs: list[Specifier], low: bool) -> Specifier | None:
+    """The lower bound that excludes most (`low`), or the upper bound that does."""
+    if not specs:
+        return None
+
+    def key(s: Specifier) -> tuple[Version, int]:
+        strict = s.operator in (">", "<")
+        return Version(s.version), (1 if strict else 0) if low else (0 if strict else 1)
+
+    return max(specs, key=key) if low else min(specs, key=key)
+
+
+def intersect(first: str, second: str) -> str | None:
+    """Both ranges at once, as range text (lower bound first; "" is every release), or
+    None when no release can be in both: `intersect("<1.21", ">=1.18")` is
+    `">=1.18,<1.21"`, `intersect("<1.21", ">=1.21")` None."""
+    lower, upper, other = (a + b for a, b in zip(_bounds(first), _bounds(second), strict=True))
+    low, high = _tightest(lower, True), _tightest(upper, False)
+    if low and high:
+        below, above = Version(low.version), Version(high.version)
+        if below > above or (below == above and (low.operator == ">" or high.operator == "<")):
+            return None
+    pins = [s for s in other if s.operator in ("==", "===") and "*" not in s.version]
+    kept = [s for s in (low, high) if s is not None] + sorted(other, key=str)
+    text = ",".join(str(s) for s in kept)
+    if any(not in_range(p.version, text) for p in pins):
+        return None
+    return text

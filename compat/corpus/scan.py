@@ -20,13 +20,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from packaging.specifiers import Specifier
 from packaging.version import InvalidVersion, Version
 
 from compat.core.case import Detector
 from compat.core.errors import ConfigError, UsageError
-from compat.core.versions import in_range, parse_range
+from compat.core.versions import in_range, intersect, parse_range
 from compat.corpus.knowledge import covered, detectors, operators
+from compat.corpus.load_limits import refusals
 from compat.plan.toml_values import read_compat_table
 
 if TYPE_CHECKING:
@@ -55,6 +55,9 @@ class Finding:
     link: str
     rewrite: str  # the catalogue's rewrite that removes it; "" when there is none
     portable: str  # that rewrite in words: the portable spelling
+    #: "bug": a known upstream bug a detector found; "limit": releases that cannot load
+    #: the model at all, its IR version or opset newer than they read (by design)
+    kind: str = "bug"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,56 +101,6 @@ class Scan:
             "outside": [f.to_dict() for f in self.outside],
             "uncovered": [asdict(u) for u in self.uncovered],
         }
-
-
-# -- ranges -------------------------------------------------------------------------------
-
-
-def _bounds(text: str) -> tuple[list[Specifier], list[Specifier], list[Specifier]]:
-    """(lower bounds, upper bounds, everything else) of a range; `~=V` is both bounds."""
-    lower, upper, other = [], [], []
-    for spec in parse_range(text, text):
-        if spec.operator in (">", ">="):
-            lower.append(spec)
-        elif spec.operator in ("<", "<="):
-            upper.append(spec)
-        elif spec.operator == "~=":
-            parts = spec.version.split(".")
-            lower.append(Specifier(f">={spec.version}"))
-            upper.append(Specifier(f"<{'.'.join([*parts[:-2], str(int(parts[-2]) + 1)])}"))
-        else:
-            other.append(spec)
-    return lower, upper, other
-
-
-def _tightest(specs: list[Specifier], low: bool) -> Specifier | None:
-    """The lower bound that excludes most (`low`), or the upper bound that does."""
-    if not specs:
-        return None
-
-    def key(s: Specifier) -> tuple[Version, int]:
-        strict = s.operator in (">", "<")
-        return Version(s.version), (1 if strict else 0) if low else (0 if strict else 1)
-
-    return max(specs, key=key) if low else min(specs, key=key)
-
-
-def intersect(first: str, second: str) -> str | None:
-    """Both ranges at once, as range text (lower bound first; "" is every release), or
-    None when no release can be in both: `intersect("<1.21", ">=1.18")` is
-    `">=1.18,<1.21"`, `intersect("<1.21", ">=1.21")` None."""
-    lower, upper, other = (a + b for a, b in zip(_bounds(first), _bounds(second), strict=True))
-    low, high = _tightest(lower, True), _tightest(upper, False)
-    if low and high:
-        below, above = Version(low.version), Version(high.version)
-        if below > above or (below == above and (low.operator == ">" or high.operator == "<")):
-            return None
-    pins = [s for s in other if s.operator in ("==", "===") and "*" not in s.version]
-    kept = [s for s in (low, high) if s is not None] + sorted(other, key=str)
-    text = ",".join(str(s) for s in kept)
-    if any(not in_range(p.version, text) for p in pins):
-        return None
-    return text
 
 
 # -- the project's releases ---------------------------------------------------------------
@@ -251,6 +204,36 @@ def _finding(
     )
 
 
+def limits(
+    model: onnx.ModelProto, target: dict[str, str | None], releases: dict[str, tuple[str, ...]]
+) -> tuple[list[Finding], list[Finding]]:
+    """The releases that cannot load the model (compat/corpus/load_limits.py) as findings
+    of kind `limit`: those that meet the target, and those outside it."""
+    inside: list[Finding] = []
+    outside: list[Finding] = []
+    for refusal in refusals(model):
+        affected = intersect(refusal.known, target[refusal.package] or "")
+        finding = Finding(
+            detector=f"support_limits.{refusal.kind}",
+            construct=refusal.construct,
+            where=(refusal.where,),
+            package=refusal.package,
+            known=refusal.known,
+            affected=refusal.known if affected is None else affected,
+            releases=()
+            if affected is None
+            else tuple(v for v in releases.get(refusal.package, ()) if in_range(v, affected)),
+            checks=refusal.checks,
+            reason=refusal.reason,
+            link="",
+            rewrite="",
+            portable=refusal.portable,
+            kind="limit",
+        )
+        (outside if affected is None else inside).append(finding)
+    return inside, outside
+
+
 def uncovered(model: onnx.ModelProto, corpus: Path | None = None) -> tuple[Uncovered, ...]:
     """The model's operators that no model of the corpus exercises, custom domains
     included: what a clean scan says nothing about."""
@@ -276,7 +259,7 @@ def scan_model(
             parse_range(text, f"{flag} {text!r}" if text else flag)
     proto = load(model) if isinstance(model, str | os.PathLike) else model
     releases = axis_releases(config_file(config))
-    findings, outside = [], []
+    findings, outside = limits(proto, target, releases)
     for detector in detectors(corpus):
         where = detector.find(proto)
         if not where:

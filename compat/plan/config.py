@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compat import resources
 from compat.core.errors import ConfigError
 from compat.core.versions import parse_range, parse_version
 from compat.plan.known_tables import PACKAGES, KnownEntry, known_tables
@@ -79,6 +80,8 @@ class Docs:
     writer_reader: Path | None = None
     #: a --python run's stored results: docs/pythons.md renders from them
     pythons: Path | None = None
+    #: where `results`' measured load limits are written for `compat.scan`
+    load_limits: Path | None = None
     #: the configuration file that names them, for errors
     source: Path | None = None
 
@@ -145,7 +148,8 @@ _TOP_KEYS = {
 CORPUS_CHOICES = ("all", "seed", "none")
 
 
-_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader", "pythons"}
+_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader", "pythons",
+              "load-limits"}  # fmt: skip
 
 
 _AXIS_KEYS = {"versions", "pair", "index-url", "extra-index-url"}
@@ -271,8 +275,24 @@ def _docs(value: Any, path: Path) -> Docs:
         path.parent / files["scoreboard"] if "scoreboard" in files else None,
         path.parent / files["writer-reader"] if "writer-reader" in files else None,
         path.parent / files["pythons"] if "pythons" in files else None,
+        _load_limits(table, where, path),
         source=path,
     )
+
+
+def _load_limits(table: dict[str, Any], where: str, path: Path) -> Path | None:
+    """`load-limits = "compat/resources/load_limits.json"`: the file's name is fixed (it is
+    the name `compat.scan` reads); its folder is the key's."""
+    name = resources.LOAD_LIMITS.name
+    if "load-limits" not in table:
+        return None
+    value = as_text(table, "load-limits", where, path, f"compat/resources/{name}")
+    if Path(value).name != name:
+        raise ConfigError(
+            f"{path}: [{where}] load-limits = {value!r}: the file must be named {name} "
+            f'(compat.scan reads that name); like load-limits = "compat/resources/{name}"'
+        )
+    return path.parent / value
 
 
 def load_config(path: Path) -> Config:

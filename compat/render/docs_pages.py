@@ -17,6 +17,8 @@ from compat.core.report import Report
 from compat.core.vocabulary import BROKEN, ENTRIES, NOT_APPLICABLE, NOT_RUN, axis_row, split_axis
 from compat.render.grid import Row, Table, build_tables, collapse, link_label, text_table, variant
 from compat.render.grid import verdict as row_verdict
+from compat.render.load_limits import FAMILY as LIMITS
+from compat.render.load_limits import LOAD_CHECKS, measured
 from compat.render.text import md_anchor, md_code, md_link, md_text
 
 #: The index page, and the folder of family pages beside it.
@@ -27,8 +29,6 @@ FOLDER = "families"
 IDLE = frozenset(
     {Outcome.SKIP.value, NOT_RUN, *(state.value for state in (*BROKEN, *NOT_APPLICABLE))}
 )
-LIMITS = "support_limits"
-LIMIT_CHECKS = {"onnx": "checker", "onnxruntime": "ort_run"}
 
 
 def marks(ascii_marks: bool) -> dict[str, str]:
@@ -145,23 +145,10 @@ HOLE = "\ue000"
 
 def _limits(report: Report, axis: str) -> str:
     """Max IR version / opset each release really ran, from the support_limits rows."""
-    check = LIMIT_CHECKS[split_axis(axis)[0]]
-    passed = {
-        (r.cell, r.case) for r in report.results if r.check == check and r.outcome.value == "pass"
-    }
-    cells = {c.id: c for c in report.cells}
-    rows = []
-    for cell_id in report.axes.get(axis, ()):
-        cell = cells[cell_id]
-        best = {"ir": "—", "opset": "—"}
-        for kind in best:
-            prefix = f"{LIMITS}.{kind}"
-            numbers = [int(case[len(prefix):]) for c, case in passed
-                       if c == cell_id and case.startswith(prefix)]  # fmt: skip
-            if numbers:
-                best[kind] = str(max(numbers))
-        release = cell.version(axis)
-        rows.append([md_text(release), best["ir"], best["opset"]])
+    rows = [
+        [md_text(release), "—" if ir is None else str(ir), "—" if opset is None else str(opset)]
+        for release, ir, opset in measured(report, axis)
+    ]
     return text_table(rows, [split_axis(axis)[0], "max IR version", "max opset (ai.onnx)"])
 
 
@@ -240,7 +227,7 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
         out += [f"## {axis_row(table.axis).heading}", ""]
         out += [f"Each check against every {releases} of the matrix"
                 + (f", {held}." if held else "."), ""]  # fmt: skip
-        if family == LIMITS and package in LIMIT_CHECKS:
+        if family == LIMITS and package in LOAD_CHECKS:
             out += [f"**What each {releases} really runs** (from the tables below)", ""]
             out += [_limits(report, table.axis), ""]
         for check, part in _by_check(table).items():

@@ -19,6 +19,7 @@ from compat.render.docs import render_docs
 from compat.render.docs_pages import FOLDER, family_pages
 from compat.render.html import render_html
 from compat.render.junit import render_junit
+from compat.render.load_limits import LOAD_LIMITS, render_load_limits
 from compat.render.markdown import render_markdown
 from compat.render.pythons import render_pythons
 from compat.render.scoreboard import render_scoreboard, render_scoreboard_html
@@ -54,9 +55,13 @@ RENDERERS: dict[str, Callable[[Report, Style], Rendered]] = {
     "scoreboard.svg": lambda report, style: passrate_svg(report) if _suite(report) else None,
     "writer_reader.md": lambda report, style: render_writer_reader(report),
     "pythons.md": lambda report, style: render_pythons(report),
+    LOAD_LIMITS: lambda report, style: render_load_limits(report),
 }
 #: The docs: the index, the family pages it links and the picture it shows.
 DOCS = ("compatibility.md", FOLDER, "summary.svg")
+#: What a run's report folder gets: every rendering but the data file `compat.scan`
+#: reads, which only the docs' `load-limits` key asks for.
+REPORTS = tuple(name for name in RENDERERS if name != LOAD_LIMITS)
 
 
 def _suite(report: Report) -> bool:
@@ -73,7 +78,7 @@ def files(name: str, rendered: Rendered) -> dict[str, str]:
 
 
 def write_reports(
-    report: Report, out: Path, style: Style = Style(), names: tuple[str, ...] = tuple(RENDERERS)
+    report: Report, out: Path, style: Style = Style(), names: tuple[str, ...] = REPORTS
 ) -> list[Path]:
     """Writes matrix.json and the named renderings; returns the paths written. Nothing is
     rendered again when the same inputs (the run's digest) went through the same renderers

@@ -16,6 +16,9 @@ FOLDER = Path(__file__).parent
 PAGE = FOLDER / "page"
 #: plain-Python versions of the checks, printed in a triage report
 TRIAGE_SNIPPETS = FOLDER / "triage"
+#: what each release loads, as the docs' stored run measured it (compat/render/load_limits.py
+#: writes it, compat/corpus/load_limits.py reads it)
+LOAD_LIMITS = FOLDER / "load_limits.json"
 #: the script every repro folder gets, filled in (compat/followup/repro.py)
 REPRO_SCRIPT = FOLDER / "repro_script.py"
 

@@ -71,19 +71,20 @@ def _stored(path: Path) -> Report:
 def jobs_of(request: ReportRequest, config: Config) -> list[Job]:
     """The renderings asked for: the --results set; else the configured docs (and
     reports/ when it holds results); else a project's own reports/ re-rendered."""
-    from compat.render.outputs import DOCS, RENDERERS, Style  # the docs: index, family pages
+    from compat.render.load_limits import LOAD_LIMITS
+    from compat.render.outputs import DOCS, REPORTS, Style  # the docs: index, family pages
 
     asked = Style(request.ascii)  # family pages merge identical neighbouring releases always
     reports = request.config.resolve().parent / "reports" / "matrix.json"
     if request.results:
-        return [(request.results, request.out or request.results.parent, asked, tuple(RENDERERS))]
+        return [(request.results, request.out or request.results.parent, asked, REPORTS)]
     if config.docs is None:  # a project's own reports: reports/matrix.json re-rendered
         if not reports.is_file():
             raise UsageError(
                 f"{reports}: no stored results to render; run `nox -s matrix` first "
                 "(or pass --results FILE)"
             )
-        return [(reports, request.out or reports.parent, asked, tuple(RENDERERS))]
+        return [(reports, request.out or reports.parent, asked, REPORTS)]
     docs = config.docs
     docs.stored()  # each results file it names exists: else one line naming the key
     style = Style(request.ascii or docs.ascii, scoreboard=docs.scoreboard is not None)
@@ -94,8 +95,10 @@ def jobs_of(request: ReportRequest, config: Config) -> list[Job]:
         jobs.append((docs.writer_reader, docs.results.parent, style, ("writer_reader.md",)))
     if docs.pythons is not None:  # which release runs on which Python, from a --python run
         jobs.append((docs.pythons, docs.results.parent, style, ("pythons.md",)))
+    if docs.load_limits is not None:  # what each release loads, for compat.scan
+        jobs.append((docs.results, docs.load_limits.parent, style, (LOAD_LIMITS,)))
     if reports.exists() and not request.check:
-        jobs.append((reports, reports.parent, asked, tuple(RENDERERS)))
+        jobs.append((reports, reports.parent, asked, REPORTS))
     return jobs
 
 

@@ -40,7 +40,9 @@ PARSER: dict[str, Any] = {
     "description": "Names the known upstream bugs MODEL runs into on the target releases, "
     "from the corpus's detectors, without any environment: the construct, where it is, "
     "which releases fail which check (with the upstream link) and the portable spelling; "
-    "and the operators no model of the corpus exercises. Exit 1 when a finding touches "
+    "the releases that cannot load it at all (its IR version or opset newer than they "
+    "read, as measured); and the operators no model of the corpus exercises. Exit 1 when "
+    "a finding touches "
     "the target range, 0 when none does, 2 on bad input.",
     "epilog": "example: onnx-compat scan model.onnx --onnx '>=1.18' --fix fixed.onnx",
 }
@@ -110,6 +112,16 @@ def describe(finding: Finding) -> list[str]:
         f" and {len(finding.where) - 3} more" if len(finding.where) > 3 else ""
     )
     releases = f" (of the axis: {', '.join(finding.releases)})" if finding.releases else ""
+    if finding.kind == "limit":  # not a bug: releases older than the model
+        axis = f"the axis's {', '.join(finding.releases)}" if finding.releases else "them"
+        return [
+            f"{finding.construct}: {_range(finding.package, finding)} cannot load it  "
+            f"[{finding.detector}]",
+            f"    where: {where}",
+            f"    measured: {finding.reason}",
+            f"    on {axis}: {', '.join(finding.checks)} cannot run",
+            f"    portable: {finding.portable}",
+        ]
     lines = [
         f"{finding.construct}  [{finding.detector}]",
         f"    where: {where}",
@@ -127,16 +139,19 @@ def describe(finding: Finding) -> list[str]:
 def say_scan(name: str, result: Scan) -> None:
     target = ", ".join(f"{p} {t or '(every release)'}" for p, t in result.target.items())
     count = len(result.findings)
-    print(f"{name}: {count} known incompatibilit{'y' if count == 1 else 'ies'} "
-          f"for {target or 'every release'}")  # fmt: skip
+    limits = sum(f.kind == "limit" for f in result.findings)
+    of_which = f" ({limits} a load limit)" if limits == 1 else f" ({limits} load limits)"
+    print(f"{name}: {count} known incompatibilit{'y' if count == 1 else 'ies'}"
+          f"{of_which if limits else ''} for {target or 'every release'}")  # fmt: skip
     for number, finding in enumerate(result.findings, 1):
         first, *rest = describe(finding)
         print(f"  {number}. {first}")
         for line in rest:
             print(f"  {line}")
     for finding in result.outside:
-        print(f"  outside the target: {finding.construct} ({_range(finding.package, finding)}, "
-              f"{finding.link or finding.reason})")  # fmt: skip
+        why = finding.reason if finding.kind == "limit" else (
+            f"{_range(finding.package, finding)}, {finding.link or finding.reason}")  # fmt: skip
+        print(f"  outside the target: {finding.construct} ({why})")
     if result.uncovered:
         shown = ", ".join(str(u) for u in result.uncovered)
         print(f"  not covered by the corpus (nothing is known of them here): {shown}")
