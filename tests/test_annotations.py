@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -443,3 +444,23 @@ def test_a_negative_dim_value_is_read_as_unknown_and_said_to_be_non_standard() -
     from compat.cell.semantics import nonstandard_dims
 
     assert nonstandard_dims(paddle.graph) == ["x", "y"]
+
+
+def test_a_pass_says_why_each_declared_value_was_not_observed(tmp_path: Path) -> None:
+    """annotations.if_branch_shared declares four values, three of them inside the If's
+    branches: onnxruntime shows none of those, and the reference evaluator runs one
+    branch only. Each part's pass names what it did not see, and why."""
+    from compat.cell.casedata import CaseData
+    from compat.cell.checks_annotations import check_annotations
+    from compat.corpus.discover import discover_cases, write_case
+    from tests.conftest import ROOT
+
+    cases = discover_cases(ROOT / "cases").cases
+    (case,) = [c for c in cases if c.id == "annotations.if_branch_shared"]
+    data = CaseData(str(write_case(case, tmp_path).directory))
+    ort = check_annotations(data, ("ort",))
+    assert ort.startswith("ort run 1: 1 of 4 annotated values checked"), ort
+    assert "ort shows no value inside a subgraph ('" in ort
+    reference = check_annotations(data, ("reference",))
+    assert reference.startswith("reference run 1: 3 of 4 annotated values checked"), reference
+    assert "reference produced no 'e_out'" in reference

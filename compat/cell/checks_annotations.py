@@ -123,6 +123,9 @@ def check_annotations(case, wanted=RUNTIMES):
         unseen = [n for n in can if n not in seen]
         if unseen:
             notes.append("%s produced no %s" % (runtime, named(unseen)))
+        inner = [n for n in produced(model) if n not in top and n not in seen]
+        if runtime == "ort" and inner:
+            notes.append("ort shows no value inside a subgraph (%s)" % named(inner))
     if unable:
         notes.append("not observed by %s" % "; ".join(unable))
     odd = ann.nonstandard_dims(model.graph)
