@@ -360,3 +360,28 @@ def test_a_corpus_case_changed_to_fail_otherwise_in_its_known_range_is_unexpecte
         "ValidationError: Unrecognized attribute: foo for operator Pad"
     )
     assert "changed_pads.otherwise · checker: fail@check: not the known bug onnx <1.21" in out
+
+
+def test_triage_names_a_known_bug_only_when_the_failure_looks_like_it() -> None:
+    """Triage's "known bugs like this one" (workaround.known_like): a declared bug of the
+    same package, check and range is named for a failure that raises what it declares,
+    and not for one that raises something else: that one is not this bug."""
+    from compat.followup.triage.findings import Finding
+    from compat.followup.triage.workaround import known_like
+
+    link = "https://example.org/1"
+    bug = KnownFailure(
+        "onnx", "<1.21", ("checker",), "the pads bug", link, raises=("ValidationError",)
+    )
+    bad, good = (
+        Cell(v, "1.24.4", (f"onnx=={v}", "onnxruntime==1.24.4")) for v in ("1.20.1", "1.21.0")
+    )
+
+    def finding(detail: str) -> Finding:
+        result = CheckResult(bad.id, "mine.model", "checker", Outcome.FAIL, detail, phase="check")
+        return Finding("checker", "onnx", "fixed", bad, good, result)
+
+    looks = finding("ValidationError: Field 'pads' of 'Pad' is invalid")
+    assert known_like(looks, None, [], [bug]) == [("the pads bug", link)]
+    other = finding("InferenceError: [ShapeInferenceError] rank mismatch")
+    assert known_like(other, None, [], [bug]) == []

@@ -423,3 +423,29 @@ def test_the_library_call_works_in_a_plain_venv_without_onnxruntime(
         "ort_installed": False,
         "ort_imported": False,
     }
+
+
+def test_verify_calls_a_failure_the_predicted_one_only_when_it_looks_like_it(
+    pads_file: Path,
+) -> None:
+    """In the pads bug's range, a checker failure that raises what the bug declares
+    agrees with the prediction; one that fails some other way is `missed`, and says how
+    it differs from the bug."""
+    from compat.followup.verify import judge
+    from compat.plan.matrix import Cell, Plan
+
+    found = scan_model(pads_file, "", "")
+    cell = Cell("1.20.1", "1.24.4", ("onnx==1.20.1", "onnxruntime==1.24.4"))
+    plan = Plan((cell,), {"onnx": (cell,)}, cross=False)
+    looks = {d.id: d.known for d in detectors()}
+    bug = next(d.known for d in detectors() if d.id == PAD)
+    assert bug.raises  # the bug declares what it raises
+    like = "InferenceError: (op_type:Pad): [ShapeInferenceError] 'pads' input must be a 1D"
+    other = "MemoryError: std::bad_alloc"
+    results = [
+        CheckResult(cell.id, "mine.pads", "checker", Outcome.FAIL, detail, phase="check")
+        for detail in (like, other)
+    ]
+    first, second = judge(plan, found, results, looks)
+    assert (first.verdict, second.verdict) == ("agree", "missed")
+    assert second.detail.startswith(f"not as predicted ({PAD}: raises MemoryError, the bug ")

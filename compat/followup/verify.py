@@ -16,11 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from compat.core.case import KnownFailure
 from compat.core.errors import UsageError
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.versions import in_range, version_key
 from compat.corpus.discover import Corpus
 from compat.corpus.dropin import load_model, model_case, model_runs, model_tolerance, slug
+from compat.corpus.knowledge import detectors
+from compat.corpus.known import unlike
 from compat.corpus.scan import Finding, Scan, config_file
 from compat.execute.progress import Progress
 from compat.execute.run import run_matrix
@@ -85,20 +88,46 @@ def predicted(findings: tuple[Finding, ...], cell: Cell, check: str) -> tuple[st
     )
 
 
-def judge(plan: Plan, scan: Scan, results: Sequence[CheckResult]) -> list[Judged]:
-    """Each result of the run against the scan's predictions."""
+def unlike_any(by: tuple[str, ...], result: CheckResult, looks: dict[str, KnownFailure]) -> str:
+    """ "" when the failure looks like one the predicting detectors' bugs declare (a limit:
+    `unsupported`), else how it differs from each."""
+    differences = []
+    for detector in by:
+        known = looks.get(detector)
+        if known is None:  # a limit: the release cannot load the model
+            if result.outcome is Outcome.UNSUPPORTED:
+                return ""
+            differences.append(f"{detector}: {result.outcome.value}, not unsupported")
+        elif result.outcome.value not in known.outcomes:
+            shows = ", ".join(known.outcomes)
+            differences.append(f"{detector}: {result.outcome.value}, the bug shows {shows}")
+        elif not unlike(known, result):
+            return ""
+        else:
+            differences.append(f"{detector}: {unlike(known, result)}")
+    return "; ".join(differences)
+
+
+def judge(
+    plan: Plan, scan: Scan, results: Sequence[CheckResult], looks: dict[str, KnownFailure]
+) -> list[Judged]:
+    """Each result of the run against the scan's predictions: a failure is the predicted
+    one only when it looks like it (`looks`: each detector's bug, with its phase,
+    exception and message); one that fails otherwise is `missed`, and says how."""
     cells = {c.id: c for c in plan.cells}
     found = (*scan.findings, *scan.outside)
     judged = []
     for result in results:
         by = predicted(found, cells[result.cell], result.check)
+        detail = " ".join(result.detail.split())[:160]
         if result.outcome in FAILED:
-            verdict: Verdict = "agree" if by else "missed"
+            other = unlike_any(by, result, looks) if by else ""
+            verdict: Verdict = "missed" if not by or other else "agree"
+            detail = f"not as predicted ({other}): {detail}" if other else detail
         elif result.outcome is Outcome.PASS:
             verdict = "false alarm" if by else "agree"
         else:  # skipped, or flaky: the run says neither
             verdict = "not observed"
-        detail = " ".join(result.detail.split())[:160]
         judged.append(Judged(result.cell, result.check, by, result.outcome.value, verdict, detail))
     return judged
 
@@ -139,7 +168,12 @@ def plan_of(
 
 
 def verify(
-    model: Path, scan: Scan, config: Path | None, state_dir: Path | None, jobs: int
+    model: Path,
+    scan: Scan,
+    config: Path | None,
+    state_dir: Path | None,
+    jobs: int,
+    corpus: Path | None = None,
 ) -> list[Judged]:
     """The model run on the releases that test the scan's predictions, each result judged."""
     request, plan = plan_of(scan, config, state_dir, jobs)
@@ -164,4 +198,5 @@ def verify(
     if unchecked:
         print(f"  a drop-in model is not checked by {', '.join(unchecked)}: predictions there "
               "stay unconfirmed", file=sys.stderr)  # fmt: skip
-    return judge(plan, scan, report.results)
+    looks = {d.id: d.known for d in detectors(corpus)}  # the scan's own detectors
+    return judge(plan, scan, report.results, looks)

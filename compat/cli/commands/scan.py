@@ -216,7 +216,8 @@ def run(request: ScanRequest) -> int:
     if request.verify:
         from compat.followup.verify import verify
 
-        judged = verify(request.model, result, request.config, request.state_dir, request.jobs)
+        run_in = (request.config, request.state_dir, request.jobs, request.corpus)
+        judged = verify(request.model, result, *run_in)
         document["verify"] = [asdict(j) for j in judged]
         if not request.json:
             say_verify(judged)

@@ -15,6 +15,7 @@ from compat.core.outcomes import CheckResult
 from compat.core.report import Report
 from compat.core.versions import in_range, version_key
 from compat.corpus.discover import Corpus
+from compat.corpus.known import unlike
 from compat.corpus.rewrites import BY_NAME as REWRITES
 from compat.corpus.rewrites import CATALOGUE, mutated
 from compat.execute.progress import Progress
@@ -214,7 +215,8 @@ def known_like(
     declared: Sequence[KnownFailure] = (),
 ) -> list[tuple[str, str]]:
     """Known bugs that look like this finding: the same package and check, a release
-    range holding the failing release and not the passing one; declared for this model
+    range holding the failing release and not the passing one, and the failure the bug
+    declares (its phase, exception and message: `unlike`); declared for this model
     (`declared`: a drop-in folder's compat.toml, [[tool.compat.known]]), or recorded by
     a corpus case whose operators the minimal model all has. Those whose reason shares
     most words with the failure's message first."""
@@ -224,7 +226,8 @@ def known_like(
     def like(known: KnownFailure) -> bool:
         return (known.package == finding.package and finding.check in known.checks
                 and in_range(bad, known.versions)
-                and (good is None or not in_range(good, known.versions)))  # fmt: skip
+                and (good is None or not in_range(good, known.versions))
+                and not unlike(known, finding.result))  # fmt: skip
 
     found = {k.link: k.reason for k in declared if like(k)}
     ops = {n.op_type for n in minimal.graph.node} if minimal is not None else set()
