@@ -355,6 +355,8 @@ def test_knowledge_json_lists_every_detector(capsys: pytest.CaptureFixture[str])
     assert [d["id"] for d in document["detectors"]] == [d.id for d in detectors()]
     pad = next(d for d in document["detectors"] if d["id"] == PAD)
     assert pad["versions"] == "<1.21" and pad["rewrite"] == "constant_value_tensor"
+    assert pad["phase"] == ["check", "infer"] and pad["raises"] == ["InferenceError"]
+    assert "ShapeInferenceError" in pad["match"]
     assert main(["knowledge"]) == 0
     assert f"{len(detectors())} detectors" in capsys.readouterr().out
 

@@ -160,6 +160,10 @@ def detector_json(detector: Detector) -> dict[str, Any]:
         "versions": known.versions,
         "checks": list(known.checks),
         "outcomes": list(known.outcomes),
+        # what the failure looks like: a failure in range that looks otherwise is not it
+        "phase": list(known.phase),
+        "raises": list(known.raises),
+        "match": known.match,
         "reason": known.reason,
         "link": known.link,
         "rewrite": detector.rewrite,
