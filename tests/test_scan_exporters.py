@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import onnx
 import pytest
 
 from compat.cli.commands.matrix import dropin_scan
@@ -282,13 +283,23 @@ def test_a_matrix_of_a_drop_in_says_which_failures_the_scan_predicted(
 @pytest.mark.envs
 def test_the_exporters_models_carry_what_the_runs_confirmed(tmp_path: Path) -> None:
     """The eight real exporters' models (extracted from their pinned wheels), scanned for
-    every release: the constructs --verify confirmed, and nothing else."""
+    every release: the constructs --verify confirmed, and nothing else; and a load limit
+    exactly for the one of IR 10, which onnx < 1.16 and onnxruntime < 1.18 cannot read."""
     for name in EXPORTED:
         command = [sys.executable, str(EXPORTERS / "make_models.py"), "--out", str(tmp_path),
                    "--only", name]  # fmt: skip
         subprocess.run(command, check=True, capture_output=True)
-    found = {
-        name: {f.detector for f in scan_model(tmp_path / f"{name}.onnx", None, None).findings}
+    scans = {name: scan_model(tmp_path / f"{name}.onnx", None, None) for name in EXPORTED}
+    assert {
+        name: {f.detector for f in s.findings if f.kind == "bug"} for name, s in scans.items()
+    } == EXPORTED
+    limits = {
+        name: {(f.package, f.affected) for f in s.findings if f.kind == "limit"}
+        for name, s in scans.items()
+    }
+    ir = {
+        name: onnx.load(tmp_path / f"{name}.onnx", load_external_data=False).ir_version
         for name in EXPORTED
     }
-    assert found == EXPORTED
+    assert {name for name, found in limits.items() if found} == {n for n, v in ir.items() if v > 9}
+    assert limits["nudenet_320n"] == {("onnx", "<1.16"), ("onnxruntime", "<1.18")}

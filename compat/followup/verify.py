@@ -101,10 +101,10 @@ def unlike_any(by: tuple[str, ...], result: CheckResult, looks: dict[str, KnownF
         elif result.outcome.value not in known.outcomes:
             shows = ", ".join(known.outcomes)
             differences.append(f"{detector}: {result.outcome.value}, the bug shows {shows}")
-        elif not unlike(known, result):
+        elif not (differs := unlike(known, result, message=False)):
             return ""
         else:
-            differences.append(f"{detector}: {unlike(known, result)}")
+            differences.append(f"{detector}: {differs}")
     return "; ".join(differences)
 
 

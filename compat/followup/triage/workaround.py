@@ -216,24 +216,25 @@ def known_like(
 ) -> list[tuple[str, str]]:
     """Known bugs that look like this finding: the same package and check, a release
     range holding the failing release and not the passing one, and the failure the bug
-    declares (its phase, exception and message: `unlike`); declared for this model
-    (`declared`: a drop-in folder's compat.toml, [[tool.compat.known]]), or recorded by
-    a corpus case whose operators the minimal model all has. Those whose reason shares
-    most words with the failure's message first."""
+    declares (`unlike`): declared for this model (`declared`: a drop-in folder's
+    compat.toml, [[tool.compat.known]]) with its phase, exception and message, or recorded
+    by a corpus case whose operators the minimal model all has, with its phase and
+    exception (its message names the case's own tensors). Those whose reason shares most
+    words with the failure's message first."""
     bad = finding.bad_cell.version(finding.package)
     good = finding.good_cell.version(finding.package) if finding.good_cell else None
 
-    def like(known: KnownFailure) -> bool:
+    def like(known: KnownFailure, message: bool) -> bool:
         return (known.package == finding.package and finding.check in known.checks
                 and in_range(bad, known.versions)
                 and (good is None or not in_range(good, known.versions))
-                and not unlike(known, finding.result))  # fmt: skip
+                and not unlike(known, finding.result, message))  # fmt: skip
 
-    found = {k.link: k.reason for k in declared if like(k)}
+    found = {k.link: k.reason for k in declared if like(k, message=True)}
     ops = {n.op_type for n in minimal.graph.node} if minimal is not None else set()
     for case in cases if minimal is not None else []:
-        if {n.op_type for n in case.model.graph.node} <= ops:
-            for known in filter(like, case.known):
+        if {n.op_type for n in case.model.graph.node} <= ops:  # its message is the case's
+            for known in (k for k in case.known if like(k, message=False)):
                 found.setdefault(known.link, known.reason)
     words = set(re.findall(r"[a-z]+", finding.result.detail.lower()))
     shared = {link: len(words & set(re.findall(r"[a-z]+", r.lower()))) for link, r in found.items()}
