@@ -5,12 +5,16 @@ said in one line and built again, never trusted and never a traceback."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+from compat.core.names import inside
 
 
 def warn(message: str) -> None:
@@ -45,3 +49,48 @@ def move_in(scratch: Path, target: Path, damaged: Callable[[Path], bool], said: 
         scratch.rename(target)
     except OSError:  # another run put the same content there a moment ago
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def replace_all(folder: Path, texts: dict[str, str]) -> list[Path]:
+    """Writes a set of files inside `folder` (paths relative to it) whole or not at all:
+    each is written beside its target first, then all are moved in; when one cannot be
+    (an immutable file, a folder in its place) those moved before are put back and the
+    error is raised, so `folder` holds the earlier set or this one, never a mix. A file
+    whose folder leads out of `folder` (a link) is refused (ValueError) before any is
+    written."""
+    targets = [folder / relative for relative in texts]
+    for target in targets:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        inside(target.parent, folder)
+        if target.is_dir() and not target.is_symlink():
+            raise IsADirectoryError(errno.EISDIR, "a folder is in its place", str(target))
+    staged: list[tuple[Path, Path]] = []
+    moved: list[tuple[Path, Path | None]] = []
+    try:
+        for target, text in zip(targets, texts.values(), strict=True):
+            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                f.write(text)
+            staged.append((Path(name), target))
+        for scratch, target in staged:
+            backup = None
+            if target.exists() or target.is_symlink():
+                backup = target.with_name(f".{target.name}.old-{uuid.uuid4().hex}")
+                target.rename(backup)
+            moved.append((target, backup))
+            scratch.rename(target)
+    except BaseException:
+        for target, backup in reversed(moved):  # the earlier set, as it was
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    backup.rename(target)
+                elif target.exists():
+                    target.unlink()
+        for written, _ in staged:
+            written.unlink(missing_ok=True)
+        raise
+    for _, backup in moved:
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                backup.unlink()
+    return targets

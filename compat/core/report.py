@@ -5,10 +5,11 @@ from __future__ import annotations
 import gzip
 import json
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from compat.core.names import component, log_path
 from compat.core.outcomes import CellRecord, CellState, CheckResult
 
 SCHEMA_VERSION = 1
@@ -136,6 +137,88 @@ def _dumps(report: Report) -> str:
 
 
 def read_json(path: Path) -> Report:
-    if path.suffix == ".gz":
-        return Report.from_dict(json.loads(gzip.decompress(path.read_bytes())))
-    return Report.from_dict(json.loads(path.read_text()))
+    """The report stored at `path`; ValueError, saying what is wrong, for a file that is
+    not one (a crafted shard, a name that would lead a page or a log out of its folder)."""
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        return checked(Report.from_dict(json.loads(data)))
+    except (KeyError, TypeError, AttributeError, IndexError, EOFError, gzip.BadGzipFile) as exc:
+        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+
+
+def checked(report: Report) -> Report:
+    """`report` when every field holds its type and every name that reaches a path is
+    one path component (compat/core/names.py), else ValueError naming the first not."""
+    for record in (*report.cases, *report.cells, *report.results):
+        _typed(record)
+    for case in report.cases:
+        component(case.id, "case id")
+        component(case.family, f"case {case.id}'s family")
+        for bug in case.known:
+            if not all(_holds(key, value) for key, value in bug.items()):
+                raise ValueError(f"case {case.id}: known failure {bug!r:.80} is not one")
+    for cell in report.cells:
+        component(cell.id, "cell id")
+    cells, cases = {c.id for c in report.cells}, {c.id for c in report.cases}
+    for result in report.results:
+        if result.cell not in cells or result.case not in cases:
+            raise ValueError(
+                f"a result of {result.case!r} on {result.cell!r}: no such case or cell"
+            )
+        log_path(result.log, f"{result.case} on {result.cell}: log")
+    for name, ids in report.axes.items():
+        if not isinstance(name, str) or not set(ids) <= cells:
+            raise ValueError(f"axis {name!r}: names cells the report does not hold")
+    if not all(isinstance(v, str) for item in report.families.items() for v in item):
+        raise ValueError("families: each family's description is a string")
+    return report
+
+
+#: What a field's annotation asks of its value: the outer type, and each item's.
+_TYPES: dict[str, tuple[type | tuple[type, ...], type | None]] = {
+    "str": (str, None),
+    "float": ((int, float), None),
+    "bool": (bool, None),
+    "dict[str, str]": (dict, str),
+    "tuple[str, ...]": (tuple, str),
+    "tuple[int, ...]": (tuple, int),
+    "tuple[dict[str, Any], ...]": (tuple, dict),
+}
+
+
+#: The fields of a case's known failure that hold a list of strings; the others hold one.
+_KNOWN_LISTS = ("checks", "outcomes", "phase", "raises")
+
+
+def _holds(key: str, value: object) -> bool:
+    """Whether a known failure's field holds what it does: a string, or strings."""
+    if key not in _KNOWN_LISTS:
+        return isinstance(value, str)
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+_Wanted = tuple[tuple[str, str, type | tuple[type, ...], type | None], ...]
+_wanted_of: dict[type, _Wanted] = {}
+
+
+def _wanted(kind: type) -> _Wanted:
+    """(field, annotation, outer type, item type) of each field of a record class that
+    `_TYPES` knows."""
+    if kind not in _wanted_of:
+        known = [(f.name, str(f.type)) for f in fields(kind) if str(f.type) in _TYPES]
+        _wanted_of[kind] = tuple((name, note, *_TYPES[note]) for name, note in known)
+    return _wanted_of[kind]
+
+
+def _typed(record: Any) -> None:
+    """Every field of a dataclass record holds what its annotation names (and each item
+    of a `dict[str, str]` or a `tuple[str, ...]`, keys and values); an enum's
+    constructor checked its own."""
+    for name, annotation, outer, inner in _wanted(type(record)):
+        value = getattr(record, name)
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        if not isinstance(value, outer) or (
+            inner is not None and not all(isinstance(item, inner) for item in items)
+        ):
+            kind = type(record).__name__
+            raise ValueError(f"{kind} field {name!r} is {value!r:.80}, not {annotation}")

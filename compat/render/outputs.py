@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat import resources
-from compat.core.files import replace_text
-from compat.core.report import Report, write_json
+from compat.core.errors import UsageError
+from compat.core.files import replace_all, replace_text
+from compat.core.report import Report, dumps
 from compat.core.suite import FAMILY as SUITE
 from compat.render.docs import render_docs
 from compat.render.docs_pages import FOLDER, family_pages
@@ -91,10 +92,9 @@ def write_reports(
         paths = [out / line for line in previous.splitlines()[1:]]
         if all(p.exists() for p in paths):
             return paths
-    write_json(report, out / "matrix.json")
-    paths = [out / "matrix.json", *render_files(report, out, style, names)]
+    paths = render_files(report, out, style, names, dumps(report))
     written = [str(p.relative_to(out)) for p in paths]  # families/FAMILY.md keeps its folder
-    stamp.write_text("\n".join([key, *written]) + "\n" if key else "")
+    replace_text(stamp, "\n".join([key, *written]) + "\n" if key else "")
     return paths
 
 
@@ -148,22 +148,33 @@ def render_all(report: Report, style: Style, names: tuple[str, ...]) -> dict[str
     return {name: here[name] if name in here else done[name] for name in names}
 
 
-def render_files(report: Report, out: Path, style: Style, names: tuple[str, ...]) -> list[Path]:
-    """Writes the named renderings of stored results; returns the paths written."""
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
+def render_files(
+    report: Report, out: Path, style: Style, names: tuple[str, ...], data: str | None = None
+) -> list[Path]:
+    """Writes the named renderings of stored results (and `data` as matrix.json) as one
+    set, each file inside `out`: every rendering is made before any is written, and the
+    set replaces the earlier one whole or not at all (compat/core/files.py replace_all);
+    a folder's pages nothing renders any more go after. Returns the paths written."""
     renderings = render_all(report, style, names)
+    texts = {"matrix.json": data} if data is not None else {}
     for name in names:
-        rendered = renderings[name]
-        written = files(name, rendered)
-        if isinstance(rendered, dict):  # a folder of pages: pages nothing renders any more go
-            (out / name).mkdir(parents=True, exist_ok=True)
-            for stale in set((out / name).glob("*")) - {out / path for path in written}:
-                if stale.is_file():
+        texts.update(files(name, renderings[name]))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        paths = replace_all(out, texts)
+    except (OSError, ValueError) as exc:
+        where = getattr(exc, "filename", None) or out
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise UsageError(
+            f"{where}: the reports cannot be written there ({why}); {out} keeps the earlier "
+            "set as it was: make it writable (or pass another --out) and render them again "
+            "with `onnx-compat report --results FILE`"
+        ) from None
+    for name in names:
+        if isinstance(renderings[name], dict) and not (out / name).is_symlink():
+            for stale in set((out / name).glob("*")) - set(paths):
+                if stale.is_file() and not stale.is_symlink():
                     stale.unlink()
-        for path, text in written.items():  # every rendering is made before any is
-            replace_text(out / path, text)  # written, each file whole or not at all
-            paths.append(out / path)
     return paths
 
 

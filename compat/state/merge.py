@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import stat
 from pathlib import Path
 
 from compat.core.errors import UsageError
+from compat.core.names import component
 from compat.core.report import Report, read_json
 
 
@@ -67,10 +69,43 @@ def merge(directories: list[Path]) -> Report:
     )
 
 
-def merge_logs(directories: list[Path], out: Path) -> None:
-    """The shards' command logs (`logs/CELL/*.log`) beside the merged report, where its
-    results link them; shards hold different cells, so nothing is overwritten."""
+def merge_logs(directories: list[Path], out: Path) -> list[str]:
+    """The shards' command logs (`logs/CELL/NAME.log`) beside the merged report, where its
+    results link them; shards hold different cells, so nothing is overwritten. Only
+    regular files of that shape are copied: a link (to /etc, to another shard), a FIFO, a
+    folder deeper down or a name that is no path component is left where it is, and
+    returned, each as one line saying why."""
+    left: list[str] = []
+    target = out / "logs"
+    if target.is_symlink():
+        raise UsageError(f"{target}: a link; merge writes no log through one: remove it")
     for directory in directories:
         logs = directory / "logs"
-        if logs.is_dir() and logs.resolve() != (out / "logs").resolve():
-            shutil.copytree(logs, out / "logs", dirs_exist_ok=True)
+        if logs.is_symlink() or not logs.is_dir() or logs.resolve() == target.resolve():
+            left += [f"{logs}: a link, not the shard's own folder"] if logs.is_symlink() else []
+            continue
+        for cell in sorted(logs.iterdir()):
+            if cell.is_symlink() or not cell.is_dir():
+                left.append(f"{cell}: not a folder of a cell's logs")
+                continue
+            for log in sorted(cell.iterdir()):
+                why = _not_a_log(log)
+                if why:
+                    left.append(f"{log}: {why}")
+                    continue
+                (target / cell.name).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(log, target / cell.name / log.name, follow_symlinks=False)
+    return left
+
+
+def _not_a_log(path: Path) -> str:
+    """Why `path` is not a log merge copies ("" when it is one)."""
+    try:
+        component(path.parent.name, "cell")
+        component(path.name, "log")
+    except ValueError as exc:
+        return str(exc)
+    mode = path.lstat().st_mode
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a link, a FIFO or a folder)"
+    return "" if path.suffix == ".log" else "not a .log file"

@@ -37,10 +37,12 @@ def request(args: argparse.Namespace) -> MergeRequest:
 
 
 def run(request: MergeRequest) -> int:
+    from compat.core.files import warn
     from compat.render.outputs import write_reports
     from compat.state.merge import merge, merge_logs
     from compat.workflow.finish import finish
 
     report = merge(list(request.dirs))
-    merge_logs(list(request.dirs), request.out)
+    for left in merge_logs(list(request.dirs), request.out):
+        warn(f"{left}: not copied")
     return finish(report, write_reports(report, request.out))
