@@ -167,8 +167,8 @@ def render_files(
         why = getattr(exc, "strerror", None) or str(exc)
         raise UsageError(
             f"{where}: the reports cannot be written there ({why}); {out} keeps the earlier "
-            "set as it was: make it writable (or pass another --out) and render them again "
-            "with `onnx-compat report --results FILE`"
+            "set as it was, none of its files replaced: make it writable, or pass another "
+            "--out"
         ) from None
     for name in names:
         if isinstance(renderings[name], dict) and not (out / name).is_symlink():
