@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from packaging.utils import canonicalize_name
 
 from compat.core.files import replace_text, warn
 from compat.core.outcomes import CellRecord, CellState
-from compat.core.versions import parse_version
 from compat.execute.installer import (
     INSTALL_TIMEOUT,
     find_uv,
@@ -38,6 +36,7 @@ from compat.execute.marker import (
     remember,
     saved_record,
 )
+from compat.execute.probe import answered, broken, probe
 from compat.execute.project import Built, build, parse_flag
 from compat.plan.index import missing_wheel
 from compat.plan.matrix import Cell
@@ -109,74 +108,6 @@ def base_interpreter(python: str) -> str:
     return str(path.resolve())
 
 
-def _trim(text: str, head: int = 20, tail: int = 30) -> str:
-    """The installer's or interpreter's message, with the middle of a long one elided."""
-    lines = [line.rstrip() for line in text.strip().splitlines()]
-    if len(lines) > head + tail:
-        lines = [*lines[:head], f"[... {len(lines) - head - tail} lines ...]", *lines[-tail:]]
-    return "\n".join(lines)
-
-
-def _pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The exactly pinned (name, version) pairs of a cell's requirements."""
-    pairs = []
-    for requirement in requirements:
-        name, sep, version = requirement.partition("==")
-        if sep and ";" not in version:
-            pairs.append((name.strip().lower(), version.strip()))
-    return pairs
-
-
-def _broken(cell: Cell, state: CellState, message: str) -> CellRecord:
-    return CellRecord(
-        id=cell.id,
-        onnx=cell.onnx,
-        onnxruntime=cell.onnxruntime,
-        state=state,
-        detail=_trim(message) or "(no message)",
-        requirements=cell.requirements,
-        python=cell.python,
-    )
-
-
-def probe(cell: Cell, python: Path, code: Path) -> CellRecord:
-    """Imports the stack in the cell and runs a tiny model; import-error on failure."""
-    pinned = dict(_pins(cell.requirements))
-    others = sorted(set(pinned) - {"onnx", "onnxruntime", "numpy", "protobuf"})
-    # what the import leaves in TMPDIR goes with the folder (onnxruntime 1.29 and 1.30
-    # write a telemetry session file and a debug log there)
-    try:
-        with tempfile.TemporaryDirectory(prefix="compat-probe-") as scratch:
-            command = cellcode.command(python, "probe", *others)
-            environ = cellcode.environ(code, Path(scratch))
-            done = run_command(command, timeout=300, env=environ, cwd=code)
-    except subprocess.TimeoutExpired:
-        return _broken(cell, CellState.IMPORT_ERROR, "import probe ran past 300 s")
-    if done.returncode != 0:
-        return _broken(cell, CellState.IMPORT_ERROR, done.stderr or done.stdout)
-    info = json.loads(done.stdout.strip().splitlines()[-1])
-    wrong = [
-        f"asked for {name}=={want}, installed {info['packages'].get(name) or 'nothing'}"
-        for name, want in pinned.items()
-        if name in info["packages"]
-        and parse_version(info["packages"][name] or "0", name) != parse_version(want, name)
-    ]
-    if wrong:  # never a silent substitution
-        return _broken(cell, CellState.INSTALL_ERROR, "; ".join(wrong))
-    return CellRecord(
-        id=cell.id,
-        onnx=cell.onnx,
-        onnxruntime=cell.onnxruntime,
-        state=CellState.READY,
-        packages=info["packages"],
-        python=info["python"],
-        platform=info["platform"],
-        requirements=cell.requirements,
-        limits=tuple(info.get("limits", ())),
-        installed=info.get("installed", {}),
-    )
-
-
 def ensure_env(cell: Cell, root: Path, base_python: str = sys.executable) -> Environment:
     """Returns the cell's environment, creating it only when its pins changed.
 
@@ -202,7 +133,7 @@ def _no_wheel(cell: Cell, root: Path, base_python: str) -> Environment | None:
     if not reason:
         return None
     directory, python, code, marker, identity, _ = _place(cell, root, base_python)
-    record = _broken(cell, CellState.NO_WHEEL, reason)
+    record = broken(cell, CellState.NO_WHEEL, reason)
     remember(directory, marker, identity, record)  # a rerun asks the index nothing
     return Environment(record, python, code)
 
@@ -274,9 +205,13 @@ def _reuse(cell: Cell, root: Path, base_python: str) -> Environment | None:
     if changed:
         _damaged(cell, marker, changed)
         return None
-    if record.state is CellState.READY and not (record.limits and record.installed):
-        # probed by an older onnx-compat: probe again, the environment stays
+    old = record.state is CellState.READY and not (record.limits and record.installed)
+    if old or record.state is CellState.IMPORT_ERROR:
+        # probed by an older onnx-compat, or broken by what it imported: a failed import
+        # is asked again each run (an interrupted first run, a stalled disk), never kept
         record = probe(cell, python, code)
+        if not answered(record):
+            return Environment(replace(record, id=cell.id), python, code)
         saved["record"] = record.serialize()
         replace_text(marker, json.dumps(saved, indent=1))
     stale = project and saved.get("project") != project.sha256
@@ -308,7 +243,7 @@ def _install_project(cell: Cell, python: Path, record: CellRecord, project: Buil
     done = run_command(command, timeout=INSTALL_TIMEOUT)
     if done.returncode != 0:
         message = f"installing {project.wheel.name}: {done.stderr or done.stdout}"
-        return _broken(cell, CellState.INSTALL_ERROR, message)
+        return broken(cell, CellState.INSTALL_ERROR, message)
     # the stack is as probed; only the project changed (a probe per cell would cost 1 s)
     installed = {**record.installed, canonicalize_name(project.name): project.version}
     return replace(record, installed=installed)
@@ -327,12 +262,12 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
             done = run_command(command, timeout=INSTALL_TIMEOUT)
         except subprocess.TimeoutExpired:
             message = f"`{' '.join(command[1:3])}` ran past {INSTALL_TIMEOUT} s"
-            return Environment(_broken(cell, CellState.INSTALL_ERROR, message), python, code)
+            return Environment(broken(cell, CellState.INSTALL_ERROR, message), python, code)
         if done.returncode != 0:
             message = done.stderr or done.stdout
             reason = resolver_reason(message, cell.requirements)
             message = f"{reason}\n\n{message}" if reason else message
-            record = _broken(cell, CellState.INSTALL_ERROR, message)
+            record = broken(cell, CellState.INSTALL_ERROR, message)
             shutil.rmtree(directory, ignore_errors=True)  # else retried next run: transient?
             if reason:  # the resolver's answer: the same until the index changes
                 said = f"{message}\n\n(remembered for {DECISION_HOURS[record.state]} h)"
@@ -340,6 +275,8 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
                 remember(directory, marker, identity, known, project.sha256 if project else None)
             return Environment(record, python, code)
     record = probe(cell, python, code)
+    if not answered(record):  # stopped while it probed: nothing recorded, built again
+        return Environment(record, python, code)
     saved: dict[str, object] = {"identity": identity, "record": record.serialize()}
     if project is not None:
         saved["project"] = project.sha256
