@@ -7,10 +7,11 @@ compat/resources/github-workflow.yml."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from compat.adopt.files import template
+from compat.adopt.writes import Edit, apply, check_writable, read_bytes, shown
+from compat.core.errors import UsageError
 
 WORKFLOW = Path(".github") / "workflows" / "onnx-compat.yml"
 
@@ -32,10 +33,14 @@ def workflow_text(install: str, python: str, shards: int) -> str:
 WHEELS = Path(".github") / "onnx-compat"
 
 
-def ci_install(project: Path, install: str) -> tuple[str, list[str]]:
+#: the largest wheel `--install` may name for the workflow
+WHEEL_BYTES = 512 * 2**20
+
+
+def ci_install(project: Path, install: str) -> tuple[str, list[Edit]]:
     """What the workflow installs for `--install`: a pin or a name as given; a wheel in
     the project by its path from the project's root; a wheel elsewhere copied into the
-    project first (a file on this machine is not on the CI runner). And what was done."""
+    project first (a file on this machine is not on the CI runner): that copy's edit."""
     wheel = Path(install)
     if not wheel.is_file():
         return install, []
@@ -43,22 +48,37 @@ def ci_install(project: Path, install: str) -> tuple[str, list[str]]:
     root = project.resolve()
     if wheel.is_relative_to(root):
         where = wheel.relative_to(root).as_posix()
-        return where, [f"{WORKFLOW}: installs {where}: commit it, the jobs see the repository only"]
-    copy = project / WHEELS / wheel.name
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(wheel, copy)
+        said = f"{WORKFLOW}: installs {where}: commit it, the jobs see the repository only"
+        return where, [Edit(WORKFLOW, None, [said])]
+    data = read_bytes(wheel, WHEEL_BYTES)
+    if data is None:
+        raise UsageError(
+            f"--install {shown(install)}: cannot read it (over {WHEEL_BYTES // 2**20} MB, or "
+            "unreadable), to copy it where the CI jobs find it: give a readable wheel"
+        )
     where = (WHEELS / wheel.name).as_posix()
-    return where, [f"{WORKFLOW}: installs {where}, copied from {wheel}: commit it"]
+    said = f"{WORKFLOW}: installs {where}, copied from {wheel}: commit it"
+    return where, [Edit(WHEELS / wheel.name, data, [said])]
+
+
+def workflow_edits(project: Path, install: str, python: str, shards: int = 4) -> list[Edit]:
+    """The workflow (and the wheel it installs, copied), unless the project has one by
+    that name; what init says of each."""
+    if (project / WORKFLOW).exists():
+        return [Edit(WORKFLOW, None, [f"{WORKFLOW}: exists already; left as it is"])]
+    install, copied = ci_install(project, install)
+    said = (
+        f"{WORKFLOW}: written: {shards} shards by default, merged reports uploaded as "
+        "onnx-compat-reports, the summary on the run's page"
+    )
+    return [Edit(WORKFLOW, workflow_text(install, python, shards).encode(), [said]), *copied]
 
 
 def write_workflow(project: Path, install: str, python: str, shards: int = 4) -> list[str]:
     """Writes the workflow unless the project has one by that name; what was done."""
-    path = project / WORKFLOW
-    if path.exists():
-        return [f"{WORKFLOW}: exists already; left as it is"]
-    install, said = ci_install(project, install)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(workflow_text(install, python, shards))
-    said.insert(0, f"{WORKFLOW}: written: {shards} shards by default, merged reports uploaded "
-                   "as onnx-compat-reports, the summary on the run's page")  # fmt: skip
-    return said
+    edits = workflow_edits(project, install, python, shards)
+    for edit in (e for e in edits if e.data is not None):  # every one, before any is written
+        check_writable(project, edit.path)
+    for edit in edits:
+        apply(project, edit)
+    return [line for edit in edits for line in edit.said]

@@ -47,8 +47,18 @@ def declared_ranges(pyproject_path: Path) -> dict[str, str]:
     >>> declared_ranges(Path("pyproject.toml"))  # doctest: +SKIP
     {'onnx': '>=1.13', 'numpy': '', 'onnxruntime': '>=1.17,<2'}
     """
-    project = read_pyproject(pyproject_path).get("project", {})
-    extras = project.get("optional-dependencies", {})
+    return ranges_of(read_pyproject(pyproject_path))
+
+
+def _table(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def ranges_of(pyproject: dict[str, Any]) -> dict[str, str]:
+    """`declared_ranges` of a parsed pyproject.toml; a value of another type than PEP
+    621's (`project = "x"`) declares nothing."""
+    project = _table(pyproject.get("project"))
+    extras = _table(project.get("optional-dependencies"))
     ranges: dict[str, str] = {}
     for source in (project.get("dependencies", []), *extras.values()):
         here: dict[str, list[str]] = {}

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from compat.adopt.writes import read_bytes
+
 #: where a project keeps its tests, in the order they are looked for
 TEST_FOLDERS = ("tests", "test")
 
@@ -65,9 +67,10 @@ def imported_modules(files: list[Path]) -> set[str]:
     that catches ImportError (optional) and relative imports."""
     found: set[str] = set()
     for path in files:
+        data = read_bytes(path)  # None: no regular file (a FIFO would block), or too large
         try:
-            found |= _imports(ast.parse(path.read_bytes(), str(path)))
-        except (SyntaxError, ValueError, OSError):
+            found |= _imports(ast.parse(data, str(path))) if data is not None else set()
+        except (SyntaxError, ValueError, RecursionError):
             continue  # a file the tests never import as is (a template, a fixture)
     return found
 

@@ -3,7 +3,9 @@ overwriting. In order: `[tool.compat]` in pyproject.toml (its axes from the proj
 declared onnx / onnxruntime ranges, its Pythons from requires-python and the interpreters
 installed here, its test dependencies, its test command), the nox
 sessions, the `.gitignore` entries and, with `--ci github`, a workflow. Each file that
-has what `init` would write is left as it is, and the output says so, one line per file.
+has what `init` would write is left as it is, and the output says so, one line per file;
+each other is checked before anything is written (no write through a link, no file
+that cannot be read or written) and replaced whole, its new text read back first.
 """
 
 from __future__ import annotations
@@ -16,24 +18,16 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from compat.adopt.axes import choose_axes
-from compat.adopt.ci import write_workflow
-from compat.adopt.declared import (
-    declared_ranges,
-    declared_test_sets,
-    read_pyproject,
-    set_requirements,
-)
-from compat.adopt.files import template, toml_list, write_gitignore
+from compat.adopt.ci import workflow_edits
+from compat.adopt.declared import declared_test_sets, ranges_of, set_requirements
+from compat.adopt.files import gitignore_edit, template, toml_list
 from compat.adopt.guess import guess_requires, imported_modules, local_modules, looks_like_pytest
 from compat.adopt.pins import Clash, pair_fits
+from compat.adopt.pyproject import NAME, check_appended, has_tool_compat, load
 from compat.adopt.python_axis import NO_AXIS, PythonAxis, choose_python_axis
-from compat.adopt.sessions import session_python, write_noxfile
-from compat.adopt.testsource import (
-    declared_commands,
-    source_test_folders,
-    suite_files,
-    suite_runs,
-)
+from compat.adopt.sessions import noxfile_edit, session_python
+from compat.adopt.testsource import declared_commands, suite, suite_runs
+from compat.adopt.writes import Edit, apply, check_writable, shown
 from compat.core.errors import UsageError
 from compat.plan.index import on_index as index_has
 from compat.plan.index import releases as index_releases
@@ -74,6 +68,14 @@ class SuiteSetup:
         note = "  # test dependencies, resolved per cell" if self.requires else ""
         return f"requires = [{toml_list(self.requires)}]{note}"
 
+    def values(self) -> dict[str, list[str]]:
+        """What [tool.compat] holds of it, as tomllib reads it back."""
+        if self.groups:
+            return {"run": self.runs, "groups": self.groups}
+        if self.extras:
+            return {"run": self.runs, "extras": self.extras}
+        return {"run": self.runs, "requires": self.requires}
+
 
 def read_tests(
     project: Path,
@@ -84,11 +86,12 @@ def read_tests(
     """The test command (unless `runs` are given) and test dependencies: a declared
     test group or extra when there is one, else a guess from every test file's imports
     (tests/, test/, and the tests beside the code under src/)."""
-    files = suite_files(project)
+    found = suite(project)
+    files = found.files
     groups, extras = declared_test_sets(pyproject)
     declared = declared_commands(project, pyproject)
     if not files and not declared:
-        return SuiteSetup(runs, [], groups, extras, [])
+        return SuiteSetup(runs, [], groups, extras, found.said)
     imports = imported_modules(files)
     own = str(pyproject.get("project", {}).get("name", project.name))
     guessed = guess_requires(imports, local_modules(project, files), own)
@@ -100,8 +103,8 @@ def read_tests(
     plugins = [d for c in declared for d in c.plugins()]
     wanted = [*guessed, *plugins, *(["pytest"] if pytest else [])]
     guessed = sorted(dict.fromkeys(wanted), key=str.lower)
-    where = ", ".join(f"{f}/" for f in source_test_folders(project)) or "the project"
-    said = [f"tests: {len(files)} file{'s' * (len(files) != 1)} in {where}"]
+    where = ", ".join(f"{f}/" for f in found.folders) or "the project"
+    said = [f"tests: {len(files)} file{'s' * (len(files) != 1)} in {where}", *found.said]
     if not_dists:
         reason = "imported by the tests, not on the package index"
         reason += " (made by the tests, or the project's own)"
@@ -110,16 +113,15 @@ def read_tests(
         named = f"group {groups[0]}" if groups else f"extra {extras[0]}"
         listed = set_requirements(pyproject, groups, extras)
         unlisted = [d for d in guessed if canonicalize_name(d) not in listed]
-        said.append(f"test dependencies: the project's {named}"
-                    + (f"; {where} also imports {', '.join(unlisted)}: add them to it or to "
-                       "`requires`" if unlisted else ""))  # fmt: skip
+        also = f"; {where} also imports {', '.join(unlisted)}: add them to it or to `requires`"
+        said.append(f"test dependencies: the project's {named}" + (also if unlisted else ""))
         guessed = []
     elif guessed:
         said.append(f"requires guessed from {where}: {', '.join(guessed)} — check it")
     else:
         said.append(f"requires: {where} imports nothing beyond onnx, onnxruntime and numpy")
     if not runs:
-        runs, why = suite_runs(project, declared, pytest)
+        runs, why = suite_runs(project, declared, pytest, found.folders)
         said += [f"run: {run}  ({w}; --run replaces it)" for run, w in zip(runs, why, strict=True)]
     return SuiteSetup(runs, guessed, groups, extras, said)
 
@@ -145,28 +147,28 @@ def tool_compat(
     return text
 
 
-def write_tool_compat(
+def tool_compat_edit(
     project: Path,
+    text: str,
     pyproject: dict[str, Any],
     options: InitOptions,
     releases: Callable[[str], list[str]],
     python: PythonAxis = NO_AXIS,
     on_index: Callable[[str], bool | None] = index_has,
     clash: Clash | None = None,
-) -> list[str]:
-    path = project / "pyproject.toml"
-    existing = path.read_text() if path.is_file() else ""
-    if "[tool.compat" in existing:
-        return [f"{path.name}: has a [tool.compat] section already; left as it is"]
+) -> Edit:
+    """pyproject.toml (`text`, its values `pyproject`) with [tool.compat] appended,
+    read back before it is written (compat/adopt/pyproject.py)."""
     tests = read_tests(project, pyproject, options.runs, on_index)
-    ranges = declared_ranges(path)
+    ranges = ranges_of(pyproject)
     axes, said = choose_axes(ranges, releases, pair_fits(ranges, clash))
-    text = tool_compat(options.models, tests, {a.package: a.toml() for a in axes}, python)
-    with path.open("a") as f:
-        f.write(text if existing.endswith("\n") or not existing else "\n" + text)
-    done = f"{path.name}: [tool.compat] {'appended' if existing else 'written'}"
+    added = tool_compat(options.models, tests, {a.package: a.toml() for a in axes}, python)
+    whole = text + (added if text.endswith("\n") or not text else "\n" + added)
+    check_appended(pyproject, whole, {"cases-dirs": options.models, **tests.values()})
+    done = f"{NAME}: [tool.compat] {'appended' if text else 'written'}"
     more = [python.said] if python.said else []
-    return [done, *(f"  {line}" for line in [*said, *more, *tests.said])]
+    lines = [done, *(f"  {line}" for line in [*said, *more, *tests.said])]
+    return Edit(Path(NAME), whole.encode(), lines)
 
 
 def init(
@@ -178,7 +180,8 @@ def init(
     clash: Clash | None = None,
 ) -> list[str]:
     """Writes what is missing; returns one line per file saying what was done (and the
-    guesses to review), then the next command.
+    guesses to review), then the next command. Every file it would write is checked
+    (compat/adopt/writes.py) before the package index is asked or any file written.
 
     Args:
         project: the project's root folder (its pyproject.toml, noxfile.py, .gitignore).
@@ -190,29 +193,60 @@ def init(
         clash: why uv finds no solution for some requirements together (the pairs must
             install beside the project's own pins: compat/adopt/pins.py); None: unasked.
     """
-    pyproject = read_pyproject(project / "pyproject.toml")
+    text, pyproject = load(project)
     requires_python = str(pyproject.get("project", {}).get("requires-python", ""))
     python, note = session_python(requires_python)
     axis = choose_python_axis(requires_python, options.python, installed)
-    said = write_tool_compat(project, pyproject, options, releases, axis, on_index, clash)
-    said.append(write_noxfile(project, options.install, python))
-    if note:
-        said.append(f"  sessions run {note}")
-    said.append(write_gitignore(project))
+    nox = noxfile_edit(project, options.install, python)
+    rest = [gitignore_edit(project)]
     if options.ci == "github":
-        said += write_workflow(project, options.install, python, options.shards)
+        rest += workflow_edits(project, options.install, python, options.shards)
+    has_it = has_tool_compat(text, pyproject)
+    for edit in [nox, *rest, *([] if has_it else [Edit(Path(NAME), b"")])]:
+        if edit.data is not None:
+            check_writable(project, edit.path)
+    if has_it:
+        first = Edit(
+            Path(NAME), None, [f"{NAME}: has a [tool.compat] section already; left as it is"]
+        )
+    else:
+        first = tool_compat_edit(project, text, pyproject, options, releases, axis, on_index, clash)
+    for edit in (first, nox, *rest):
+        apply(project, edit)
+    said = [*first.said, *nox.said, *([f"  sessions run {note}"] if note else [])]
+    said += [line for edit in rest for line in edit.said]
     said.append("next: nox -s matrix   (reports in reports/: compatibility.md, matrix.html)")
     return said
+
+
+def _check_given(flag: str, values: list[str], what: str) -> None:
+    """A value of `flag` holds text a TOML file can hold, and no NUL (which no `what`
+    can hold), else a one-line error before anything is written."""
+    for value in values:
+        if "\0" in value:
+            raise UsageError(
+                f"{flag} {shown(value)}: holds a NUL character, which no {what} can: remove it"
+            )
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"{flag} {shown(value)}: holds bytes that are not UTF-8 text, "
+                "which a TOML file cannot hold: give it as UTF-8"
+            ) from None
 
 
 def cmd_init(options: InitOptions, clash: Clash | None = None) -> int:
     """`onnx-compat init`: adopts onnx-compat in the current folder; never overwrites.
     No `--models`: models/ when the project has one. `clash`: as `init`'s."""
+    _check_given("--run", options.runs, "command")
+    _check_given("--models", options.models, "path")
+    _check_given("--install", [options.install], "requirement or path")
     project = Path.cwd()
     models = options.models or (["models"] if (project / "models").is_dir() else [])
     for folder in models:
         if not (project / folder).is_dir():
-            raise UsageError(f"--models {folder}: no such folder here ({project})")
+            raise UsageError(f"--models {shown(folder)}: no such folder here ({project})")
     if options.shards < 1:
         raise UsageError(f"--shards {options.shards}: give at least 1")
     for line in init(project, replace(options, models=models), clash=clash):

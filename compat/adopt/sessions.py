@@ -4,6 +4,7 @@ onnx-compat once into its environment. An existing noxfile only gains what it la
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -12,6 +13,8 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from compat.adopt.files import template
+from compat.adopt.writes import Edit, apply, read_text
+from compat.core.errors import CompatError
 
 #: the sessions, with the line `nox -l` shows for each
 SESSIONS = {
@@ -80,18 +83,56 @@ def noxfile_text(existing: str, install: str, python: str) -> tuple[str, list[st
     return "".join(parts), missing
 
 
-def write_noxfile(project: Path, install: str, python: str) -> str:
-    """Writes or extends noxfile.py; the line that says what was done."""
-    path = project / "noxfile.py"
-    existing = path.read_text() if path.is_file() else ""
+def _literals(tree: ast.Module, name: str) -> list[object]:
+    """The values assigned to `name` at the top of a module, as literals."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [name]:
+            try:
+                found.append(ast.literal_eval(node.value))
+            except ValueError:
+                continue
+    return found
+
+
+def _check_python(existing: str, text: str, install: str) -> None:
+    """The noxfile init would write parses as Python (when the project's own did) and,
+    when init adds its helper, names `install` as ONNX_COMPAT; else nothing is written."""
+    try:
+        ast.parse(existing)
+    except (SyntaxError, ValueError):
+        return  # the project's own noxfile does not parse: nothing to hold the rest to
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        tree = None
+    helper = "def _onnx_compat(" not in existing
+    if tree is None or (helper and install not in _literals(tree, "ONNX_COMPAT")):
+        raise CompatError(
+            "noxfile.py: the sessions init made read back otherwise than meant, so nothing "
+            "was written: a bug of onnx-compat; please report it with your --install value"
+        )
+
+
+def noxfile_edit(project: Path, install: str, python: str) -> Edit:
+    """noxfile.py with the sessions it lacks appended (or a new one), read back."""
+    name = Path("noxfile.py")
+    existing = read_text(project, str(name))
     text, added = noxfile_text(existing, install, python)
     if not added:
-        return f"{path.name}: has the sessions {', '.join(SESSIONS)}; left as it is"
-    with path.open("a") as f:
-        f.write(("\n" if existing and not existing.endswith("\n") else "") + text)
+        return Edit(name, None, [f"{name}: has the sessions {', '.join(SESSIONS)}; left as it is"])
+    text = existing + ("\n" if existing and not existing.endswith("\n") else "") + text
+    _check_python(existing, text, install)
     sessions = ", ".join(added)
     if existing:
-        kept = [name for name in SESSIONS if name not in added]
+        kept = [s for s in SESSIONS if s not in added]
         there = f" ({', '.join(kept)} kept as they were)" if kept else ""
-        return f"{path.name}: sessions {sessions} appended{there}"
-    return f"{path.name}: written, sessions {sessions} (Python {python})"
+        return Edit(name, text.encode(), [f"{name}: sessions {sessions} appended{there}"])
+    return Edit(name, text.encode(), [f"{name}: written, sessions {sessions} (Python {python})"])
+
+
+def write_noxfile(project: Path, install: str, python: str) -> str:
+    """Writes or extends noxfile.py; the line that says what was done."""
+    edit = noxfile_edit(project, install, python)
+    apply(project, edit)
+    return edit.said[0]

@@ -7,16 +7,25 @@ from __future__ import annotations
 
 import ast
 import configparser
+import itertools
+import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compat.adopt.guess import TEST_FOLDERS, suite_command
+from compat.adopt.writes import read_bytes
 
 #: what runs a test suite, as a command's first words
 RUNNERS = (("pytest",), ("python", "-m", "pytest"), ("python", "-m", "unittest"))
+#: at most this many entries of the test folders are looked at: a tree that large is no
+#: test suite, and a link or a huge folder would keep init walking for minutes
+WALK_LIMIT = 20_000
+#: at most this many CI workflows are read for test commands
+WORKFLOWS = 100
 #: pytest options that need a plugin: the distribution the cells must install
 PLUGIN_OPTIONS = {
     "--cov": "pytest-cov",
@@ -66,8 +75,8 @@ def _cleaned(words: list[str]) -> str | None:
 def _noxfile_commands(project: Path) -> list[TestCommand]:
     path = project / "noxfile.py"
     try:
-        tree = ast.parse(path.read_bytes(), str(path))
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(read_bytes(path) or b"", str(path))
+    except (SyntaxError, ValueError):
         return []
     found = []
     for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
@@ -84,7 +93,7 @@ def _noxfile_commands(project: Path) -> list[TestCommand]:
 def _tox_commands(project: Path) -> list[TestCommand]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read(project / "tox.ini", encoding="utf-8")
+        parser.read_string((read_bytes(project / "tox.ini") or b"").decode("utf-8"))
     except (configparser.Error, UnicodeDecodeError):
         return []
     found = []
@@ -118,11 +127,14 @@ def _run_lines(lines: list[str]) -> list[str]:
 
 
 def _workflow_commands(project: Path) -> list[TestCommand]:
-    found = []
-    for path in sorted((project / ".github" / "workflows").glob("*.y*ml")):
+    found: list[TestCommand] = []
+    folders = (project / ".github", project / ".github" / "workflows")
+    if any(f.is_symlink() for f in folders):  # init follows no linked folder
+        return found
+    for path in sorted(folders[1].glob("*.y*ml"))[:WORKFLOWS]:
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            lines = (read_bytes(path) or b"").decode("utf-8").splitlines()
+        except UnicodeDecodeError:
             continue
         for line in _run_lines(lines):  # without the workflow's own `${{ … }}` values
             text = _cleaned(_split(re.sub(r"\$\{\{.*?\}\}", "", line)))
@@ -163,28 +175,99 @@ def declared_commands(project: Path, pyproject: dict[str, Any]) -> list[TestComm
     return []
 
 
-def suite_files(project: Path) -> list[Path]:
+@dataclass
+class _Budget:
+    """How many more entries of the test folders the walk may look at."""
+
+    left: int
+    reached: bool = False  # an entry was left unread
+
+    def spend(self) -> bool:
+        """Whether one more entry may be looked at (then it is counted)."""
+        self.reached = self.reached or self.left <= 0
+        self.left -= 0 if self.reached else 1
+        return not self.reached
+
+
+def _walk(top: Path, wanted: Callable[[str], bool], budget: _Budget) -> list[Path]:
+    """The regular files under `top` whose name is wanted: no link followed or kept,
+    no FIFO or device kept; each entry looked at spends one of the budget."""
+    found, folders = [], [top]
+    while folders:
+        if budget.left <= 0:
+            budget.reached = True
+            break
+        try:
+            with os.scandir(folders.pop()) as entries:
+                listed = sorted(itertools.islice(entries, budget.left + 1), key=lambda e: e.name)
+        except OSError:
+            continue  # unreadable: no test file init can read
+        for entry in listed:
+            if not budget.spend():
+                break
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False) and wanted(entry.name):
+                found.append(Path(entry.path))
+    return found
+
+
+def _beside_code(name: str) -> bool:
+    return name == "conftest.py" or (
+        name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    )
+
+
+@dataclass(frozen=True)
+class Suite:
+    """The suite's files, the top folders that hold them (as a command names them:
+    tests/ first, then src/ when tests live beside the code) and what init says."""
+
+    files: list[Path]
+    folders: list[str]
+    said: list[str]
+
+
+def suite(project: Path) -> Suite:
     """Every file of the suite: the test folder's Python files and, under src/, the
-    `*_test.py` and `test_*.py` files and their conftest.py."""
-    files: set[Path] = set()
-    for name in TEST_FOLDERS:
-        if (project / name).is_dir():
-            files |= set((project / name).rglob("*.py"))
-    src = project / "src"
-    if src.is_dir():
-        for pattern in ("*_test.py", "test_*.py", "conftest.py"):
-            files |= set(src.rglob(pattern))
-    return sorted(p for p in files if p.is_file())
+    `*_test.py` and `test_*.py` files and their conftest.py. The walk is bounded: no
+    linked folder is followed (a `tests -> /usr` link would be walked for minutes),
+    only regular files are kept, and it stops after WALK_LIMIT entries, said."""
+    budget, files, folders, said = _Budget(WALK_LIMIT), set(), [], []
+    for name, wanted in [*((n, _python) for n in TEST_FOLDERS), ("src", _beside_code)]:
+        top = project / name
+        if top.is_symlink():
+            said.append(
+                f"{name}/ is a symlink to {top.readlink()}: not read, init follows "
+                "no link: list what its tests import in `requires` yourself"
+            )
+            continue
+        if not top.is_dir():
+            continue
+        found = _walk(top, wanted, budget)
+        files |= set(found)
+        if name != "src" or any(f.name != "conftest.py" for f in found):
+            folders.append(name)
+    if budget.reached:
+        said.append(
+            f"read the first {WALK_LIMIT} files and folders of "
+            f"{', '.join(f + '/' for f in folders)} only: check the guessed `requires` and `run`"
+        )
+    return Suite(sorted(files), folders, said)
+
+
+def _python(name: str) -> bool:
+    return name.endswith(".py")
+
+
+def suite_files(project: Path) -> list[Path]:
+    """Every file of the suite, as `suite` finds them."""
+    return suite(project).files
 
 
 def source_test_folders(project: Path) -> list[str]:
-    """The top folders under the project that hold test files, as a command names them
-    (tests/ first, then src/ when tests live beside the code)."""
-    found = [n for n in TEST_FOLDERS if (project / n).is_dir()]
-    src = project / "src"
-    if src.is_dir() and (any(src.rglob("*_test.py")) or any(src.rglob("test_*.py"))):
-        found.append("src")
-    return found
+    """The top folders under the project that hold test files, as `suite` finds them."""
+    return suite(project).folders
 
 
 def _name(command: str, taken: set[str]) -> str:
@@ -203,7 +286,7 @@ def _name(command: str, taken: set[str]) -> str:
 
 
 def suite_runs(
-    project: Path, declared: list[TestCommand], pytest: bool
+    project: Path, declared: list[TestCommand], pytest: bool, folders: list[str]
 ) -> tuple[list[str], list[str]]:
     """The `run` entries for the suite and, for each, where it was read: the project's
     own commands when it has any, else one per folder that holds tests."""
@@ -211,6 +294,5 @@ def suite_runs(
     if declared:
         runs = [f"{_name(c.command, taken)}={c.command}" for c in declared]
         return runs, [f"from {c.source}" for c in declared]
-    folders = source_test_folders(project)
     runs = [suite_command(project, project / f, pytest) for f in folders]
     return runs, ["no test command found in noxfile.py, tox.ini or CI: guessed"] * len(runs)
