@@ -327,3 +327,20 @@ def test_an_unwritable_pyproject_or_folder_is_one_line(
         message += "writable (chmod u+w, chattr -i), or add its part by hand"
     _refused(done, message)
     assert _tree(project) == before
+
+
+def test_a_replaced_file_keeps_its_mode_and_owner_and_no_temporary_file(
+    project: Path, refusing_proxy: str
+) -> None:
+    """init replaces pyproject.toml through a new file: the user's file stays theirs."""
+    path = project / "pyproject.toml"
+    path.chmod(0o640)
+    owner = (12345, 54321) if os.geteuid() == 0 else (path.stat().st_uid, path.stat().st_gid)
+    if os.geteuid() == 0:
+        os.chown(path, *owner)
+    done = _init(project, refusing_proxy)
+    assert done.returncode == 0, done.stderr
+    assert "[tool.compat]" in path.read_text()
+    status = path.stat()
+    assert (status.st_mode & 0o777, status.st_uid, status.st_gid) == (0o640, *owner)
+    assert sorted(p.name for p in project.iterdir()) == [".gitignore", "noxfile.py", path.name]

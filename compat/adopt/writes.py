@@ -156,7 +156,7 @@ def check_writable(project: Path, relative: Path) -> None:
 def apply(project: Path, edit: Edit) -> None:
     """Writes the edit's file whole, checked again first: its content goes to a new
     temporary file beside it, which is renamed over it (a link in its place would be
-    replaced, never followed); an existing file keeps its permissions."""
+    replaced, never followed); an existing file keeps its permissions and owner."""
     if edit.data is None:
         return
     check_writable(project, edit.path)
@@ -164,12 +164,14 @@ def apply(project: Path, edit: Edit) -> None:
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+        old = path.stat() if path.exists() else None
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         with os.fdopen(os.open(temp, flags, 0o666), "wb") as f:
             f.write(edit.data)
-            if mode is not None:
-                os.fchmod(f.fileno(), mode)
+            if old is not None:
+                os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
+                if os.geteuid() == 0:  # `sudo init` leaves the user's file the user's
+                    os.fchown(f.fileno(), old.st_uid, old.st_gid)
         temp.replace(path)
     except OSError as exc:
         temp.unlink(missing_ok=True)
