@@ -8,6 +8,10 @@ import numpy as np
 
 from compat.cell.semantics import DEFAULT_DIM, np_dtype
 
+#: The most elements a generated input may hold: a model's own sizes (or --dim's) that
+#: ask for more are refused in one line, not a memory error of numpy's.
+MOST_ELEMENTS = 100_000_000
+
 
 def generate_inputs(
     model: Any, dims: Optional[Dict[str, int]] = None, seed: int = 0
@@ -34,6 +38,15 @@ def generate_inputs(
                 shape.append(dims.setdefault(dim.dim_param, DEFAULT_DIM))
             else:
                 shape.append(DEFAULT_DIM)
+        elements = 1
+        for size in shape:
+            elements *= size
+        if elements > MOST_ELEMENTS:
+            raise ValueError(
+                "input %r of shape %s would hold %d elements, more than the %d generated "
+                "inputs may: give its symbolic sizes smaller values (--dim NAME=SIZE) or "
+                "pass inputs (an .npz)" % (info.name, shape, elements, MOST_ELEMENTS)
+            )
         if dtype.kind == "f":
             feeds[info.name] = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind in "iu":

@@ -97,6 +97,8 @@ def regular_files(directory: Path, pattern: str, quiet: bool = False) -> list[Pa
     for path in sorted(directory.glob(pattern)):
         if path.is_file():
             found.append(path)
+        elif not quiet and path.is_symlink() and not path.exists():
+            warn(f"{path}: a link that leads nowhere (dangling, or a loop); skipped")
         elif not quiet:
             warn(f"{path}: not a regular file (a FIFO, a device or a folder?); skipped")
     return found
@@ -147,7 +149,10 @@ def _generated(model: onnx.ModelProto, path: Path) -> dict[str, np.ndarray]:
                 f"{path}: input {info.name!r} ({kind}) cannot be generated; "
                 f"put the inputs in {path.stem}.npz"
             )
-    feeds = generate_inputs(model)
+    try:
+        feeds = generate_inputs(model)
+    except ValueError as exc:  # sizes past what a generated input may hold
+        raise ConfigError(f"{path}: {exc}") from None
     declared = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
     for name, array in feeds.items():
         if array.dtype.kind != "f":

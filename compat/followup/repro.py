@@ -54,6 +54,7 @@ class Pins:
 def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
     """`onnx==1.18.0` and friends, from the command line and a requirements file."""
     found: dict[str, str] = {}
+    given: dict[tuple[str, str], str] = {}  # (name, where) -> version
     sources: list[tuple[str, str]] = [(s, "the command line") for s in specs]
     if requirements_file is not None:
         try:
@@ -70,9 +71,17 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
             if where == "the command line":
                 raise UsageError(f"{spec!r}: pin releases exactly, like onnx==1.18.0")
             continue  # a range in a requirements file: left to the resolver, as in the matrix
+        if not _applies(spec, where):
+            continue  # a marker false here: a line for another platform or Python
         name = match.group(1).lower().replace("_", "-")
         parse_version(match.group(2), f"{where}: {spec}")
-        found.setdefault(name, match.group(2))
+        if (name, where) in given and given[name, where] != match.group(2):
+            raise UsageError(
+                f"{where}: {name} is pinned twice ({given[name, where]}, {match.group(2)}); "
+                "a repro is one environment: pin it once"
+            )
+        given[name, where] = match.group(2)
+        found.setdefault(name, match.group(2))  # the command line's over the file's
     weekly = found.pop("onnx-weekly", None)  # a preview build: onnx comes from it
     onnx, ort = (
         found.pop("onnx", None) if weekly is None else weekly,
@@ -83,6 +92,24 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
         raise UsageError("pin onnx or onnxruntime (or both), like: nox -s repro -- onnx==1.18.0")
     extra = tuple(f"{name}=={version}" for name, version in sorted(found.items()))
     return Pins(onnx, ort, extra, "onnx-weekly" if weekly else "onnx")
+
+
+def _applies(spec: str, where: str) -> bool:
+    """Whether a pin's marker holds here; a marker on the command line, or one that does
+    not parse, is an error (the command line names one environment: this one)."""
+    from packaging.markers import InvalidMarker, Marker
+
+    _, semicolon, marker = spec.partition(";")
+    if not semicolon:
+        return True
+    if where == "the command line":
+        raise UsageError(f"{spec!r}: no marker here, a repro is this machine's: like onnx==1.18.0")
+    try:
+        return Marker(marker.strip()).evaluate()
+    except InvalidMarker:
+        raise UsageError(
+            f"{where}: {spec!r}: the marker does not parse ({marker.strip()!r})"
+        ) from None
 
 
 def repro_cell(pins: Pins, config: Config, python: str = "", shown: bool = False) -> Cell:

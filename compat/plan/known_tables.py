@@ -75,8 +75,11 @@ def parse_known(table: Any, where: str, path: Path) -> KnownEntry:
     reason, link = require(table, "reason", where, path), table.get("link", "")
     if not isinstance(reason, str) or not reason.strip():
         raise ConfigError(f"{path}: [{where}] reason must say what fails and why, as a string")
-    if not isinstance(link, str):
-        raise ConfigError(f"{path}: [{where}] link must be a string (an issue URL)")
+    if not isinstance(link, str) or (link and not re.match(r"https?://[^\s/]", link)):
+        raise ConfigError(
+            f"{path}: [{where}] link {link!r} is not an http(s) address: give the issue's "
+            "URL, like 'https://github.com/onnx/onnx/issues/7910', or leave it out"
+        )
     failure = KnownFailure(
         cast(Package, package),
         versions,

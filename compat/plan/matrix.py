@@ -7,6 +7,8 @@ import functools
 import itertools
 from dataclasses import dataclass, field
 
+from packaging.utils import canonicalize_name
+
 from compat.core.errors import UsageError
 from compat.core.versions import in_range, parse_version
 from compat.core.vocabulary import axis_row, split_axis
@@ -115,6 +117,10 @@ def tag_of(fixed: tuple[str, ...]) -> str:
     return "-".join(tags)
 
 
+#: What every cell installs: a bare `--with numpy` asks for nothing a cell lacks.
+STACK = frozenset({"onnx", "onnx-weekly", "onnxruntime", "numpy", "protobuf"})
+
+
 def parse_pin(text: str, flag: str = "--with") -> str:
     """`numpy==1.26.4` as a requirement, with a clear error for anything but an exact pin."""
     requirement, exact = parse_with(text, flag)
@@ -137,6 +143,11 @@ def parse_with(text: str, flag: str = "--with") -> tuple[str, bool]:
             f"or {flag} 'ml_dtypes>=0.5'"
         ) from None
     specs = list(req.specifier)
+    if not specs and not req.url and canonicalize_name(req.name) in STACK:
+        raise UsageError(
+            f"{flag} {text}: every cell has {req.name} already; name a release or a range, "
+            f"like {flag} {req.name}==1.26.4 or {flag} '{req.name}>=2'"
+        )
     if (
         len(specs) == 1
         and specs[0].operator == "=="

@@ -47,8 +47,9 @@ def _stats(root: Path) -> Iterable[str]:
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
         for name in sorted(files):
             path = Path(folder, name)
-            stat = path.stat()
-            yield f"{path} {stat.st_size} {stat.st_mtime_ns}"
+            stat = path.lstat()  # a link as itself: a dangling or looping one is no error
+            link = f" -> {path.readlink()}" if path.is_symlink() else ""
+            yield f"{path}{link} {stat.st_mode} {stat.st_size} {stat.st_mtime_ns}"
 
 
 def listing_key(options: object, sources: Iterable[Path]) -> str:
