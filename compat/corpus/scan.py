@@ -7,7 +7,10 @@ portable spelling; the operators no model of the corpus exercises are `uncovered
 part of the model the scan cannot judge.
 
 It reads the model with onnx alone: importable and usable where onnxruntime is not
-installed, as an exporter's own unit test (`assert not compat.scan(exported)`).
+installed, as an exporter's own unit test (`assert not compat.scan(exported)`). Its work
+follows the model's size (compat/corpus/walk.py), within a time budget (`BUDGET`, given
+up on in one line), and a model's external data is read from its own folder, with the
+refusals of the cells, only when a detector asks for a constant's value.
 """
 
 from __future__ import annotations
@@ -27,12 +30,16 @@ from compat.core.errors import ConfigError, UsageError
 from compat.core.versions import in_range, intersect, parse_range
 from compat.corpus.knowledge import covered, detectors, operators
 from compat.corpus.load_limits import refusals
+from compat.corpus.session import GaveUp, Reader, external_data, scanning
 from compat.plan.toml_values import read_compat_table
 
 if TYPE_CHECKING:
     import onnx
 
 PACKAGES = ("onnx", "onnxruntime")
+#: the seconds a scan may take (`scan --budget`): a model of 10^5 nodes takes a few, a
+#: model built to make its walk explode takes them all
+BUDGET = 30.0
 
 
 @dataclass(frozen=True)
@@ -159,8 +166,8 @@ def _release(text: str) -> bool:
 
 
 def load(path: str | os.PathLike[str]) -> onnx.ModelProto:
-    """The model's graph (its external data left where it is: no detector reads weights),
-    or one line naming the file and what to do."""
+    """The model's graph (its external data left where it is: compat/corpus/session.py
+    `external_data` checks and reads it), or one line naming the file and what to do."""
     import onnx
     from google.protobuf.message import DecodeError
 
@@ -249,6 +256,7 @@ def scan_model(
     *,
     corpus: Path | None = None,
     config: Path | None = None,
+    budget: float | None = BUDGET,
 ) -> Scan:
     """Every detector of the corpus run on the model: see `scan`; also the detections
     whose range misses the target (`outside`) and the operators it cannot judge."""
@@ -257,21 +265,51 @@ def scan_model(
         if text is not None:
             flag = "--onnx" if package == "onnx" else "--ort"
             parse_range(text, f"{flag} {text!r}" if text else flag)
-    proto = load(model) if isinstance(model, str | os.PathLike) else model
+    read: Reader | None = None
+    if isinstance(model, str | os.PathLike):
+        proto, name = load(model), str(model)
+        read = external_data(proto, Path(model))
+    else:
+        proto, name = model, f"the model {model.graph.name!r}"
     releases = axis_releases(config_file(config))
-    findings, outside = limits(proto, target, releases)
-    for detector in detectors(corpus):
-        where = detector.find(proto)
-        if not where:
-            continue
-        package = detector.known.package
-        affected = intersect(detector.known.versions, target[package] or "")
-        if affected is None:
-            outside.append(_finding(detector, where, detector.known.versions, ()))
-        else:
-            findings.append(_finding(detector, where, affected, releases.get(package, ())))
+    known, _ = detectors(corpus), covered(corpus)  # the corpus loaded, then the clock runs
+    doing = "its load limits"
+    try:
+        with scanning(proto, budget, read):
+            findings, outside = limits(proto, target, releases)
+            for detector in known:
+                doing = f"detector {detector.id}"
+                _detect(detector, proto, target, releases, (findings, outside))
+            doing = "its operators"
+            missing = uncovered(proto, corpus)
+    except GaveUp as exc:
+        at = exc.at if len(exc.at) < 160 else f"…{exc.at[-150:]}"
+        raise ConfigError(
+            f"{name}: the scan gave up after {exc.seconds:g} s in {doing}, at {at}: the model "
+            "is too large, or built so that its walk explodes; give it more time (scan "
+            "--budget SECONDS, compat.scan(budget=...)) or report the model"
+        ) from None
     given = {p: t for p, t in target.items() if t is not None}
-    return Scan(tuple(findings), tuple(outside), uncovered(proto, corpus), given)
+    return Scan(tuple(findings), tuple(outside), missing, given)
+
+
+def _detect(
+    detector: Detector,
+    model: onnx.ModelProto,
+    target: dict[str, str | None],
+    releases: dict[str, tuple[str, ...]],
+    into: tuple[list[Finding], list[Finding]],
+) -> None:
+    """The detector's finding, if it finds its construct: in the target, or outside."""
+    where = detector.find(model)
+    if not where:
+        return
+    package = detector.known.package
+    affected = intersect(detector.known.versions, target[package] or "")
+    if affected is None:
+        into[1].append(_finding(detector, where, detector.known.versions, ()))
+    else:
+        into[0].append(_finding(detector, where, affected, releases.get(package, ())))
 
 
 def scan(
@@ -281,11 +319,14 @@ def scan(
     *,
     corpus: Path | None = None,
     config: Path | None = None,
+    budget: float | None = BUDGET,
 ) -> list[Finding]:
     """The known incompatibilities `model` carries for the target releases.
 
     Args:
-        model: a ModelProto, or the path of an .onnx file (its external data unread).
+        model: a ModelProto, or the path of an .onnx file (its external data is read,
+            from the model's folder, only where a detector asks for a constant's value;
+            a ModelProto's external data is not read).
         onnx: the onnx releases the model must work with, as a range (`">=1.18"`; `""`
             or None: every release).
         onnxruntime: the same for onnxruntime.
@@ -293,13 +334,16 @@ def scan(
             built-in corpus).
         config: the `[tool.compat]` whose axes name the affected releases (default:
             ./pyproject.toml when it has one, else the built-in one).
+        budget: the seconds the scan may take (None: no limit).
 
     Returns:
         One Finding per construct found whose known bug's range meets the target, empty
         when none does: `assert not compat.scan(exported, onnx=">=1.18")`.
 
     Raises:
-        compat.core.errors.UsageError: a range that is not one, or a path that is no
-            readable model (one line naming it).
+        compat.core.errors.UsageError: a range that is not one, a path that is no
+            readable model, external data outside the model's folder, or a scan that
+            gave up (one line naming it).
     """
-    return list(scan_model(model, onnx, onnxruntime, corpus=corpus, config=config).findings)
+    found = scan_model(model, onnx, onnxruntime, corpus=corpus, config=config, budget=budget)
+    return list(found.findings)

@@ -1,278 +1,256 @@
 """Walking any model for the detectors (`compat.core.case.Detector`): every node, in the
-main graph, in the subgraphs of If / Loop / Scan (recursively) and in the bodies of
+main graph, in the subgraphs of If / Loop / Scan (at any depth) and in the bodies of
 model-local functions, each with its scope, so a detector asks the questions its bug
 needs (which opset is in force, what produces an input, is it a constant, what shape is
 declared, who reads a value) without writing its own traversal.
 
-A local function's body is walked once per call, bound to it: the body's inputs are the
-caller's arguments, so a constant passed in is still a constant, and a value computed
-by a call is computed by the body's node. Runtimes inline local functions before they
-optimize, and the bugs follow the computation, not its packaging; a function nobody
-calls is walked once, unbound.
+A local function's body is walked bound to a call: the body's inputs are the caller's
+arguments, so a constant passed in is still a constant, and a value computed by a call
+is computed by the body's node. Runtimes inline local functions before they optimize,
+and the bugs follow the computation, not its packaging; a function nobody calls is
+walked once, unbound. Two calls the body cannot tell apart (the same opsets, attributes,
+kinds of argument and readers of its outputs: `signature`) show
+it the same nodes, so it is walked once, for the first of them: the work follows the
+model's size, not the number of paths through its calls (25 functions each calling the
+next twice are 2^25 paths). The walk keeps its own stack, so a chain of thousands of
+nested calls or subgraphs is no recursion.
 
 Detectors judge models nobody here wrote, in well under a second: this module reads the
 protobuf only (onnx, no shape inference, no onnxruntime) and builds each scope's indices
-once. What a value is (its producer, a constant, its declared shape, its readers):
+once (the scopes and their nodes: compat/corpus/scopes.py). A scan walks its model
+once for all its detectors, within a time budget (compat/corpus/session.py). What a
+value is (its producer, a constant, its declared shape, its readers):
 compat/corpus/values.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Hashable, Iterator
 from typing import Literal
 
 import onnx
-from onnx import AttributeProto, TensorProto, helper
+from google.protobuf.message import Message
 
-#: the names of the default (ai.onnx) domain
-DEFAULT_DOMAINS = ("", "ai.onnx")
+from compat.corpus import session
+from compat.corpus.scopes import (
+    DEFAULT_DOMAINS,
+    Functions,
+    Key,
+    Scope,
+    Site,
+    attribute,
+    imported_opsets,
+    label,
+)
+from compat.corpus.values import Place, declared_type, resolve
+
+__all__ = [
+    "DEFAULT_DOMAINS",
+    "InputForm",
+    "Scope",
+    "Site",
+    "attribute",
+    "default_opset",
+    "find",
+    "input_form",
+    "label",
+    "nodes",
+    "with_input",
+]
 
 InputForm = Literal["given", "empty", "omitted"]
-Functions = Mapping[tuple[str, str], onnx.FunctionProto]
 
 
-@dataclass(frozen=True, eq=False)
-class Scope:
-    """A graph, a subgraph or a local function's body: its nodes and what they see.
-
-    A subgraph sees the values of its enclosing scopes (`parent`). A function body
-    walked for a call (`call`, made in `parent`) sees the caller's arguments as its
-    inputs; unbound, it sees only its own values. `path` names the scope: `graph`,
-    `graph/node 'loop'/body`, `graph/node 'y'/function 'f'`, `function 'f'`.
-    """
-
-    path: str
-    nodes: Sequence[onnx.NodeProto]
-    opsets: Mapping[str, int]
-    functions: Functions
-    parent: Scope | None = None
-    graph: onnx.GraphProto | None = None  # None for a function's body
-    function: onnx.FunctionProto | None = None  # the function the scope is in, if any
-    call: onnx.NodeProto | None = None  # for a function's body: the call it is bound to
-
-    @cached_property
-    def sites(self) -> list[Site]:
-        return [Site(node, self, i) for i, node in enumerate(self.nodes)]
-
-    @cached_property
-    def producers(self) -> dict[str, Site]:
-        return {out: site for site in self.sites for out in site.node.output if out}
-
-    @cached_property
-    def readers(self) -> dict[str, list[Site]]:
-        """The nodes reading each value: as an input, or in a subgraph (implicitly)."""
-        found: dict[str, list[Site]] = {}
-        for site in self.sites:
-            implicit = (_outer_reads(g) for g in _graphs(site.node)) if site.node.attribute else ()
-            for name in dict.fromkeys(
-                [*site.node.input, *(n for names in implicit for n in names)]
-            ):
-                if name:
-                    found.setdefault(name, []).append(site)
-        return found
-
-    @cached_property
-    def initializers(self) -> dict[str, TensorProto]:
-        return {t.name: t for t in self.graph.initializer} if self.graph is not None else {}
-
-    @cached_property
-    def inputs(self) -> list[str]:
-        if self.graph is not None:
-            return [v.name for v in self.graph.input]
-        return list(self.function.input) if self.function is not None else []
-
-    @cached_property
-    def outputs(self) -> list[str]:
-        if self.graph is not None:
-            return [v.name for v in self.graph.output]
-        return list(self.function.output) if self.function is not None else []
-
-    @cached_property
-    def declared(self) -> dict[str, onnx.TypeProto]:
-        """The declared types: value_info first, then inputs and outputs, which win."""
-        infos: list[onnx.ValueInfoProto] = []
-        if self.graph is not None:
-            infos = [*self.graph.value_info, *self.graph.input, *self.graph.output]
-        elif self.function is not None:
-            infos = list(getattr(self.function, "value_info", ()))  # IR 10
-        return {v.name: v.type for v in infos}
-
-    def opset(self, domain: str = "") -> int | None:
-        """The opset of `domain` in force here (the default domain under either name)."""
-        if domain in DEFAULT_DOMAINS:
-            for name in DEFAULT_DOMAINS:
-                if name in self.opsets:
-                    return self.opsets[name]
-            return None
-        return self.opsets.get(domain)
-
-    def subgraph(self, path: str, graph: onnx.GraphProto) -> Scope:
-        """The scope of a graph attribute of one of this scope's nodes."""
-        return Scope(path, graph.node, self.opsets, self.functions, self, graph, self.function)
-
-    @cached_property
-    def _input_names(self) -> frozenset[str]:
-        return frozenset(self.inputs)
-
-    def defines(self, name: str) -> bool:
-        """`name` is computed, initialized or input here (a bound body's inputs are the
-        caller's arguments: defined there)."""
-        if name in self.producers or name in self.initializers:
-            return True
-        return name in self._input_names and (self.graph is not None or self.call is None)
-
-    def outward(self, name: str) -> tuple[Scope, str] | None:
-        """Where a lookup of `name` continues when this scope does not compute it: the
-        enclosing scope of a subgraph, the caller's argument for a bound function input."""
-        if self.graph is not None:
-            return (self.parent, name) if self.parent is not None else None
-        if self.call is None or self.parent is None or name not in self.inputs:
-            return None
-        index = self.inputs.index(name)
-        argument = self.call.input[index] if index < len(self.call.input) else ""
-        return (self.parent, argument) if argument else None
+# -- what a function's body sees of the call it is bound to ------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class Site:
-    """One node, the scope it reads from, and where it is (`path`)."""
-
-    node: onnx.NodeProto
-    scope: Scope
-    index: int  # in the scope's nodes
-
-    @property
-    def path(self) -> str:
-        """`graph/node 'y'`, `graph/node 'loop'/body/node 'x'`: named as `label` says."""
-        return f"{self.scope.path}/{label(self.node, self.index)}"
-
-    @property
-    def opset(self) -> int | None:
-        """The opset of the node's domain in force where it is."""
-        return self.scope.opset(self.node.domain)
-
-    def is_op(self, *op_types: str) -> bool:
-        """The node is one of `op_types` of the default domain."""
-        return self.node.domain in DEFAULT_DOMAINS and self.node.op_type in op_types
-
-    def at(self, *op_types: str, since: int = 1, before: int | None = None) -> bool:
-        """The node is one of `op_types`, with the default-domain opset in `[since, before)`."""
-        opset = self.opset
-        if not self.is_op(*op_types) or opset is None or opset < since:
-            return False
-        return before is None or opset < before
-
-    def input(self, index: int) -> str:
-        """The name of input `index`, "" when written empty or omitted."""
-        return self.node.input[index] if index < len(self.node.input) else ""
-
-    def attribute(self, name: str, default: object = None) -> object:
-        """The value of the node's attribute `name` (`default` when absent); one that
-        refers to the function's attribute is the call's, or the function's default."""
-        return attribute(self.scope, self.node, name, default)
-
-    @cached_property
-    def body(self) -> Scope | None:
-        """The body of the local function this node calls, bound to this call."""
-        key = (self.node.domain, self.node.op_type)
-        function = self.scope.functions.get(key)
-        if function is None or _calling(self.scope, key):
-            return None  # not a call, or a recursive one (invalid ONNX)
-        opsets = {**self.scope.opsets, **_opsets(function.opset_import)}
-        where = f"{self.path}/function '{function.name}'"
-        functions = self.scope.functions
-        return Scope(where, function.node, opsets, functions, self.scope, None, function, self.node)
-
-    def subgraphs(self) -> list[Scope]:
-        """The scopes of the node's graph attributes (If branches, Loop and Scan bodies)."""
-        found = []
-        for attr in self.node.attribute:
-            graphs: list[tuple[str, onnx.GraphProto]] = []
-            if attr.type == AttributeProto.GRAPH:
-                graphs = [(attr.name, attr.g)]
-            elif attr.type == AttributeProto.GRAPHS:
-                graphs = [(f"{attr.name}[{i}]", g) for i, g in enumerate(attr.graphs)]
-            for name, graph in graphs:
-                found.append(self.scope.subgraph(f"{self.path}/{name}", graph))
-        return found
+def signature(site: Site) -> Hashable:
+    """What the body of the function `site` calls sees of this call, one step out: the
+    opsets in force, the call's attributes (those referring to the caller's resolved),
+    what each argument is, which arguments are one value, and who reads each output.
+    Two calls of one signature show the body's nodes the same constants, declared types
+    and kinds of producer and reader, so the walk walks the body once, for the first
+    (`_walk`); a question that follows a value on through the caller is answered for
+    that first call."""
+    caller, node = site.scope, site.node
+    opsets = tuple(sorted(site.body.opsets.items())) if site.body is not None else ()
+    places = [resolve(caller, name) for name in node.input]
+    first: dict[tuple[int, str], int] = {}
+    same = tuple(
+        -1 if place is None else first.setdefault((id(place[0]), place[1]), index)
+        for index, place in enumerate(places)
+    )
+    given = zip(node.input, places, strict=True)
+    arguments = tuple(_argument(caller, name, place) for name, place in given)
+    outputs = tuple(_read(caller, name) for name in node.output)
+    attributes = tuple((a.name, _attribute(caller, node, a)) for a in node.attribute)
+    return (node.domain, node.op_type, opsets, attributes, arguments, same, outputs)
 
 
-def _graphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
-    return [
-        g for a in node.attribute for g in ([a.g] if a.type == AttributeProto.GRAPH else a.graphs)
-    ]
+def _bytes(proto: Message | None) -> bytes:
+    data: bytes = proto.SerializeToString(deterministic=True) if proto is not None else b""
+    return data
 
 
-def _outer_reads(graph: onnx.GraphProto) -> list[str]:
-    """The names a subgraph reads from its enclosing scopes (its implicit inputs)."""
-    local = {v.name for v in graph.input} | {t.name for t in graph.initializer}
-    local |= {out for node in graph.node for out in node.output}
-    reads = [n for node in graph.node for n in node.input]
-    reads += [n for node in graph.node for g in _graphs(node) for n in _outer_reads(g)]
-    reads += [v.name for v in graph.output]
-    return [n for n in dict.fromkeys(reads) if n and n not in local]
+def _argument(caller: Scope, name: str, place: Place | None) -> Hashable:
+    """One argument as the body sees it: none; the input, initializer or Constant it is
+    (where it is defined, the same for every call), or a node of the main graph or its
+    subgraphs; inside a function's body, the kind of node computing it (its inputs
+    differ call by call); with the type the caller declares for it."""
+    if not name:
+        return None
+    typed = _bytes(declared_type(caller, name))
+    if place is None:
+        return ("undefined", name, typed)
+    where, named = place
+    site = where.producers.get(named)
+    if site is None or where.function is None:
+        return (where.home, named, typed)
+    if site.is_op("Constant"):  # its value may come from the body's call: resolved
+        refs = [_attribute(where, site.node, a) for a in site.node.attribute if a.ref_attr_name]
+        return (where.home, named, typed, tuple(refs))
+    return (site.node.domain, site.node.op_type, list(site.node.output).index(named), typed)
 
 
-def _calling(scope: Scope | None, key: tuple[str, str]) -> bool:
-    while scope is not None:
-        if scope.function is not None and (scope.function.domain, scope.function.name) == key:
-            return True
-        scope = scope.parent
-    return False
+def _read(caller: Scope, name: str) -> Hashable:
+    """Who reads one of the call's outputs in the caller (their kinds, each as often as
+    it reads it), whether it leaves the caller, and the type the caller declares."""
+    if not name:
+        return None
+    readers = sorted((r.node.domain, r.node.op_type) for r in caller.readers.get(name, []))
+    return (tuple(readers), name in caller.outputs, _bytes(caller.declared.get(name)))
 
 
-def label(node: onnx.NodeProto, index: int) -> str:
-    """How a path names a node: its name, else its first output (unique in a graph)."""
-    named = node.name or next((out for out in node.output if out), "")
-    return f"node '{named}'" if named else f"node #{index} ({node.op_type})"
+def _attribute(scope: Scope, node: onnx.NodeProto, attr: onnx.AttributeProto) -> Hashable:
+    if not attr.ref_attr_name:
+        return _bytes(attr)
+    return _hashable(attribute(scope, node, attr.name))
 
 
-def _opsets(imports: Sequence[onnx.OperatorSetIdProto]) -> dict[str, int]:
-    return {o.domain: o.version for o in imports}
+def _hashable(value: object) -> Hashable:
+    """An attribute's value as a key: a proto's bytes, a list's items, else its repr
+    (NaN is then equal to itself)."""
+    if isinstance(value, Message):
+        return _bytes(value)
+    if isinstance(value, list):
+        return tuple(_hashable(item) for item in value)
+    return repr(value)
 
 
-def _walk(scope: Scope) -> Iterator[Site]:
-    for site in scope.sites:
+# -- the walk ---------------------------------------------------------------------------
+
+
+def _walk(scope: Scope, walked: set[Hashable]) -> Iterator[Site]:
+    """The scope's nodes in order, each followed by its subgraphs' and, for a call, by its
+    body's when no call of the same signature was walked before (`walked`); on a stack of
+    its own, so that depth is no recursion."""
+    stack = [iter(scope.sites)]
+    while stack:
+        site = next(stack[-1], None)
+        if site is None:
+            stack.pop()
+            continue
+        session.tick(site)
         yield site
-        if site.node.attribute:
-            for inner in site.subgraphs():
-                yield from _walk(inner)
-        if scope.functions and site.body is not None:
-            yield from _walk(site.body)
+        inner = site.subgraphs() if site.node.attribute else []
+        body = site.body if site.scope.functions else None
+        if body is not None:
+            seen = signature(site)
+            if seen not in walked:
+                walked.add(seen)
+                inner.append(body)
+        stack += [iter(each.sites) for each in reversed(inner)]
 
 
-def _called(model: onnx.ModelProto) -> set[tuple[str, str]]:
-    """The (domain, op_type) of every node anywhere: which functions something calls."""
-    found: set[tuple[str, str]] = set()
-    pending = [list(model.graph.node), *(list(f.node) for f in model.functions)]
-    while pending:
-        for node in pending.pop():
-            found.add((node.domain, node.op_type))
-            for attr in node.attribute:
-                pending += [list(g.node) for g in (attr.g, *attr.graphs) if g.node]
+def _calls(model: onnx.ModelProto) -> dict[Key | None, set[Key]]:
+    """The (domain, op_type) of every node of each function (None: the main graph), its
+    subgraphs included: which functions each calls."""
+    found: dict[Key | None, set[Key]] = {}
+    owners = [(None, model.graph.node), *(((f.domain, f.name), f.node) for f in model.functions)]
+    for owner, start in owners:
+        keys = found.setdefault(owner, set())
+        pending = [list(start)]
+        while pending:
+            for node in pending.pop():
+                keys.add((node.domain, node.op_type))
+                for attr in node.attribute:
+                    pending += [list(g.node) for g in (attr.g, *attr.graphs) if g.node]
     return found
+
+
+def _recursive(calls: dict[Key | None, set[Key]], functions: Functions) -> frozenset[Key]:
+    """The functions from which a chain of calls may come back to a call of themselves:
+    those left when the ones calling no other left are taken away, one by one."""
+    callees = {key: calls.get(key, set()) & functions.keys() for key in functions}
+    left = {key: len(called) for key, called in callees.items()}
+    callers: dict[Key, list[Key]] = {key: [] for key in callees}
+    for key, called in callees.items():
+        for callee in called:
+            callers[callee].append(key)
+    done = [key for key, count in left.items() if count == 0]
+    while done:
+        for caller in callers[done.pop()]:
+            left[caller] -= 1
+            if left[caller] == 0:
+                done.append(caller)
+    return frozenset(key for key, count in left.items() if count)
+
+
+def _nodes(model: onnx.ModelProto) -> Iterator[Site]:
+    opsets = imported_opsets(model.opset_import)
+    functions = {(f.domain, f.name): f for f in model.functions}
+    calls = _calls(model) if functions else {}
+    recursive = _recursive(calls, functions) if functions else frozenset()
+    walked: set[Hashable] = set()
+    graph = model.graph
+    main = Scope("graph", graph.node, opsets, functions, graph=graph, recursive=recursive)
+    yield from _walk(main, walked)
+    called = set().union(*calls.values())
+    for key, function in functions.items():
+        if key not in called:
+            inner = {**opsets, **imported_opsets(function.opset_import)}
+            where = f"function '{function.name}'"
+            unbound = Scope(
+                where, function.node, inner, functions, function=function, recursive=recursive
+            )
+            yield from _walk(unbound, walked)
 
 
 def nodes(model: onnx.ModelProto) -> Iterator[Site]:
     """Every node of the model: the main graph's in order, each followed by its
-    subgraphs' and, for a call of a local function, the body bound to it; then the
-    bodies of the functions nobody calls."""
-    opsets = _opsets(model.opset_import)
-    functions = {(f.domain, f.name): f for f in model.functions}
-    yield from _walk(Scope("graph", model.graph.node, opsets, functions, graph=model.graph))
-    called = _called(model) if model.functions else set()
-    for key, function in functions.items():
-        if key not in called:
-            inner = {**opsets, **_opsets(function.opset_import)}
-            where = f"function '{function.name}'"
-            yield from _walk(Scope(where, function.node, inner, functions, function=function))
+    subgraphs' and, for a call of a local function, the body bound to it (once per call
+    signature); then the bodies of the functions nobody calls. Made once in a scan."""
+    scanned = session.current(model)
+    if scanned is None:
+        return _nodes(model)
+    return _again(scanned, _made(scanned, model))
+
+
+def _made(scanned: session.Session, model: onnx.ModelProto) -> list[Site]:
+    """The scan's walk of its model, made the first time it is asked for."""
+    if scanned.sites is None:
+        scanned.sites = list(_nodes(model))
+        for index, site in enumerate(scanned.sites):
+            if site.node.domain in DEFAULT_DOMAINS:
+                scanned.by_op.setdefault(site.node.op_type, []).append(index)
+    return scanned.sites
+
+
+def _again(scanned: session.Session, sites: list[Site]) -> Iterator[Site]:
+    for site in sites:
+        scanned.tick(site)
+        yield site
 
 
 def find(model: onnx.ModelProto, *op_types: str) -> Iterator[Site]:
-    """The nodes of the default domain among `op_types`, everywhere in the model."""
-    return (site for site in nodes(model) if site.is_op(*op_types))
+    """The nodes of the default domain among `op_types`, everywhere in the model (in a
+    scan, from the walk's index of them)."""
+    scanned = session.current(model)
+    if scanned is None:
+        return (site for site in nodes(model) if site.is_op(*op_types))
+    sites = _made(scanned, model)
+    found = sorted(i for op in set(op_types) for i in scanned.by_op.get(op, ()))
+    return _again(scanned, [sites[i] for i in found])
 
 
 def with_input(
@@ -294,7 +272,7 @@ def with_input(
 
 def default_opset(model: onnx.ModelProto) -> int | None:
     """The model's opset of the default domain (None when it imports none)."""
-    return Scope("graph", (), _opsets(model.opset_import), {}).opset()
+    return Scope("graph", (), imported_opsets(model.opset_import), {}).opset()
 
 
 def input_form(node: onnx.NodeProto, index: int) -> InputForm:
@@ -303,29 +281,3 @@ def input_form(node: onnx.NodeProto, index: int) -> InputForm:
     if index >= len(node.input):
         return "omitted"
     return "empty" if node.input[index] == "" else "given"
-
-
-def attribute(scope: Scope, node: onnx.NodeProto, name: str, default: object = None) -> object:
-    """The value of `node`'s attribute `name`, `default` when absent. One that refers to
-    the function's attribute (`ref_attr_name`) is the call's, else the function's own
-    default, else `default` (unknown: an unbound body)."""
-    found = next((a for a in node.attribute if a.name == name), None)
-    if found is None:
-        return default
-    if not found.ref_attr_name:
-        return helper.get_attribute_value(found)
-    body = scope
-    while body.graph is not None and body.parent is not None:
-        body = body.parent  # from a subgraph out to the function's body
-    if body.call is not None and body.parent is not None:
-        return attribute(
-            body.parent, body.call, found.ref_attr_name, _fallback(body, found, default)
-        )
-    return _fallback(body, found, default)
-
-
-def _fallback(body: Scope, ref: AttributeProto, default: object) -> object:
-    for attr in getattr(body.function, "attribute_proto", ()):
-        if attr.name == ref.ref_attr_name:
-            return helper.get_attribute_value(attr)
-    return default
