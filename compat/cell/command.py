@@ -10,27 +10,28 @@ says so and how to fix it, never a run of another environment's copy that could 
 for the cell.
 
 Exit 0 is a pass, any other exit a fail, death by a signal a crash; the command has its
-own timeout (`command-timeout`), after which it and everything it started is killed.
-The detail is a summary of what it printed (compat/cell/outputs.py: a test runner's
-counts and failing ids), the record also names the runner and every failing test id;
-the whole output goes to the log file the host asks for, each attempt after the first
-(a rerun: `attempt`, with `only` the failing tests, for pytest) appended to it.
+own timeout (`command-timeout`), after which it and everything it started is killed,
+daemons included (compat/cell/contain.py), as they are when it ends, and when the
+worker is stopped or its host dies. The detail is a summary of what it printed
+(compat/cell/outputs.py: a test runner's counts and failing ids, read from the output's
+head and tail), the record also names the runner and every failing test id; the output
+streams to the log file the host asks for, up to a cap (compat/cell/attempt.py), each
+attempt after the first (a rerun: `attempt`, with `only` the failing tests, for pytest)
+appended to it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import time
 
-from compat.cell.attempt import Log, observed, only_failing
+from compat.cell import contain
+from compat.cell.attempt import Log, observed, only_failing, size
 from compat.cell.outputs import failing_ids, runner, summarize
 from compat.cell.verdict import Verdict, fail
 
@@ -171,32 +172,6 @@ def _missing_module(command, output):
 FAILING_LIMIT = 1000
 
 
-def _run(command, cwd, env, timeout):
-    """(exit code, output, seconds, timed out) of the command, killed with all it
-    started past `timeout` seconds."""
-    started = time.monotonic()
-    process = subprocess.Popen(
-        command,
-        shell=True,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # a timeout kills the command and all it started
-    )
-    try:
-        data, _ = process.communicate(timeout=float(timeout) if timeout else None)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-        data, _ = process.communicate()
-        timed_out = True
-    output = data.decode("utf-8", "replace")
-    return process.returncode, output, time.monotonic() - started, timed_out
-
-
 def check_command(case):
     """Runs the case's command; its exit status is the verdict. What a test runner said
     (its name, every failing test's id) goes to `case.extra`, for the record."""
@@ -214,29 +189,50 @@ def check_command(case):
     # a temp folder of its own, inside the worker's (which its starter removes)
     scratch = tempfile.mkdtemp(prefix="command-")
     extra = getattr(case, "extra", {})
+    log.start()
     try:
         env["TMPDIR"] = scratch
         chosen = only_failing(env, log.only, scratch) if log.only else None
-        code, output, seconds, timed_out = _run(spec["command"], cwd, env, timeout)
+        code, seconds, timed_out, left = contain.run(spec["command"], cwd, env, timeout, log.add)
         ran = observed(chosen) if chosen else None
         if ran is not None:
             extra["observed"] = ran
+    except contain.Stopped as stopped:  # the run was stopped: this worker dies of it
+        log.end("stopped by %s; the command and all it started killed" % _name(stopped.signum))
+        contain.die(stopped.signum)
+        raise
+    except Exception as exc:  # it could not start (its folder gone): the check's error
+        log.end("not run: %s" % exc)
+        raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if timed_out:
         status = "ran past the %g s command-timeout; killed" % float(timeout)
     else:
         status = "exit %d after %.1f s" % (code, seconds)
-    log.write(output, status)
+    if left and not timed_out:
+        status += "; %d process%s it left running killed" % (left, "" if left == 1 else "es")
+    log.end(status)
+    output = log.text()
     failing = failing_ids(output)
     extra["runner"] = runner(output) or ""
     if len(failing) <= FAILING_LIMIT:
         extra["failing"] = failing
-    return _verdict(spec["command"], code, output, status, timed_out)
+    cut = ""
+    if log.cut():
+        cut = " (the log cut %s of its %s of output)" % (size(log.cut()), size(log.total))
+    return _verdict(spec["command"], code, output, status, timed_out, cut)
 
 
-def _verdict(command, code, output, status, timed_out):
-    said = summarize(output)
+def _name(signum):
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return "signal %d" % signum
+
+
+def _verdict(command, code, output, status, timed_out, cut=""):
+    said = summarize(output) + cut
     if timed_out:
         raise Verdict("timeout", "command", "%s: %s" % (status, said))
     if code < 0:

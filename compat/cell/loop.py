@@ -20,6 +20,7 @@ import threading
 import time
 import traceback
 
+from compat.cell import contain
 from compat.cell.casedata import CaseData
 from compat.cell.checks import find_check
 from compat.cell.protocol import record
@@ -85,13 +86,15 @@ _BAD_ALLOC = re.compile(r"bad_alloc|bad allocation|Failed to allocate memory", r
 def end_with_parent(every=1.0):
     """A worker whose host died (a SIGKILL, a CI job's end) ends within `every` seconds,
     instead of running its tasks on, unwatched: it leads its own session, so nothing
-    else stops it."""
+    else stops it. A command it runs, and all that started, dies first (compat/cell/
+    contain.py)."""
     parent = os.getppid()
 
     def watch():
         while True:
             time.sleep(every)
             if os.getppid() != parent:
+                contain.kill_tree()
                 os._exit(3)
 
     threading.Thread(target=watch, name="end-with-parent", daemon=True).start()

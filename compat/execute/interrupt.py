@@ -1,10 +1,15 @@
 """Ctrl-C and CI cancels stop a run cleanly.
 
-The first SIGINT or SIGTERM sets `STOP` and kills every live worker (each leads its own
+The first SIGINT or SIGTERM sets `STOP` and stops every live worker (each leads its own
 process group, so the terminal's Ctrl-C never reaches it by itself): nothing new is
 scheduled, every result already finished is in the cache (workers' results reach it as
 they finish), and the command writes the report of the cells that completed, marked
 interrupted, and exits 130 (SIGINT) or 143 (SIGTERM). A second signal stops at once.
+
+A worker is stopped with SIGTERM first: one running a user's command kills it and all it
+started, daemons included (compat/cell/contain.py), then dies; `stop` kills it outright
+past GRACE seconds, and what still carries its marker after that, the host kills itself.
+The host waits for every worker's stop before it exits.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
+from compat.cell import contain
+
+#: Seconds a worker asked to stop has to kill its command's tree before it is killed.
+GRACE = 5.0
 #: Set by the first signal: workers stop, nothing new starts.
 STOP = threading.Event()
 _received: list[int] = []
@@ -38,8 +47,23 @@ def unregister(process: subprocess.Popen[bytes]) -> None:
 
 
 def kill(process: subprocess.Popen[bytes]) -> None:
+    """Asks the worker to stop (SIGTERM to its group): it kills its command's tree first."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+
+
+def stop(process: subprocess.Popen[bytes], token: str = "") -> None:
+    """Stops the worker and everything it started: asked first (`kill`), killed with its
+    group past GRACE seconds; then every process that carries its `token` (its marker,
+    compat/cell/contain.py) is killed, for a worker that could not do it itself."""
+    kill(process)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=GRACE)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    if token:
+        contain.sweep(token)
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compat.cell import protocol
+from compat.cell import contain, protocol
 from compat.cell.checks import slow_runner
 from compat.cell.parts import SEPARATOR
 from compat.cell.protocol import RawRecord
@@ -152,11 +152,9 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Kills the worker and anything it started (it leads its own process group)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+def stop(process: subprocess.Popen[bytes], token: str = "") -> None:
+    """Stops the worker and anything it started (compat/execute/interrupt.py)."""
+    interrupt.stop(process, token)
 
 
 def run_worker(
@@ -206,11 +204,14 @@ def run_worker(
     with cellcode.scratch_folder(workdir / "tmp") as scratch:  # TMPDIR, removed after
         while results.refresh() < len(tasks):
             log_start = log.stat().st_size
-            process = _spawn(python, code, plan, results, log, scratch)
+            token = uuid.uuid4().hex  # what its processes carry (compat/cell/contain.py)
+            process = _spawn(python, code, plan, results, log, scratch, token)
             interrupt.register(process)
-            watched = _watch(process, results, tasks, timeout, deliver)
+            watched = _watch(process, results, tasks, timeout, deliver, token)
             timed_out, allowed, last_progress, busy = watched
             interrupt.unregister(process)
+            if process.returncode:  # died: what its command started may have outlived it
+                contain.sweep(token)
             results.drop_partial_line()
             if results.count >= len(tasks) or interrupt.STOP.is_set():
                 break  # (stopped: the records so far, no verdict for the task it was on)
@@ -250,14 +251,21 @@ def _skip_slow_rest(later: list[protocol.Task], task: Task, stack: str, allowed:
 
 
 def _spawn(
-    python: Path, code: Path, plan: Path, results: ResultsFile, log: Path, scratch: Path
+    python: Path,
+    code: Path,
+    plan: Path,
+    results: ResultsFile,
+    log: Path,
+    scratch: Path,
+    token: str,
 ) -> subprocess.Popen[bytes]:
-    """A worker that runs the plan from its first task without a record on."""
+    """A worker that runs the plan from its first task without a record on; it and all
+    it starts carry `token` (compat/cell/contain.py: MARKER)."""
     start = str(results.count)
     with log.open("ab") as err:
         process = subprocess.Popen(
             cellcode.command(python, "run", str(plan), str(results.path), start),
-            env=cellcode.environ(code, scratch),
+            env={**cellcode.environ(code, scratch), contain.MARKER: token},
             cwd=code,
             stdin=subprocess.DEVNULL,
             stdout=err,
@@ -273,6 +281,7 @@ def _watch(
     tasks: list[Task],
     timeout: float,
     deliver: Callable[[], None],
+    token: str,
 ) -> tuple[bool, float, float, bool | None]:
     """Waits until the worker ends, the run is stopped, or the task it is on runs past its
     time (the worker is then stopped): (timed out, that task's seconds allowed, when the
@@ -287,7 +296,7 @@ def _watch(
         except subprocess.TimeoutExpired:
             pass
         if interrupt.STOP.is_set():
-            stop(process)
+            stop(process, token)
             return False, allowed, last_progress, None
         if results.refresh() != seen:
             seen, last_progress = results.count, time.monotonic()
@@ -297,7 +306,7 @@ def _watch(
             allowed = tasks[seen].timeout or timeout
         if time.monotonic() - last_progress > allowed:
             used = cpu_seconds(process.pid)
-            stop(process)
+            stop(process, token)
             if used is None or cpu_at_progress is None:
                 return True, allowed, last_progress, None
             return True, allowed, last_progress, used - cpu_at_progress >= allowed * BUSY_SHARE
