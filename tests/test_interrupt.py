@@ -34,7 +34,7 @@ def project(tmp_path: Path) -> Path:
     onnx.save(relu, str(root / "models" / "relu.onnx"))
     (root / "pyproject.toml").write_text(
         '[tool.compat]\ncorpus = "none"\ncases-dirs = ["models"]\n'
-        f'run = ["slow=test -f {tmp_path}/seen || {{ touch {tmp_path}/seen; sleep 120; }}"]\n'
+        f'run = ["slow=test -f {tmp_path}/seen || {{ touch {tmp_path}/seen; sleep 120.0417; }}"]\n'
         '[tool.compat.onnx]\nversions = ["1.23.2"]\npair = "1.24.4"\n'
         '[tool.compat.onnxruntime]\nversions = ["1.24.4"]\npair = "1.23.2"\n'
     )
@@ -63,8 +63,8 @@ def test_the_first_signal_stops_the_run_keeps_what_finished_and_a_rerun_complete
     report = json.loads((root / "reports" / "matrix.json").read_text())
     assert report["run"]["interrupted"]["signal"] == signum
     # no worker is left behind
-    leftover = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
-    assert str(root) not in leftover.stdout
+    leftover = subprocess.run(["pgrep", "-f", "sleep 120.0417"], capture_output=True, text=True)
+    assert leftover.returncode == 1, leftover.stdout  # pgrep's "none"; its own line is no match
     again = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
                            check=False, timeout=300)  # fmt: skip
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
