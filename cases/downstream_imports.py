@@ -9,7 +9,7 @@ package is a skip that says so.
 
 Rare form: a downstream package imported under an onnx newer than it was written for
 Common twin: the same package under the onnx it was released with
-Shows: which converter release imports with which onnx release
+Shows: which converter imports with which onnx (needs `--pkg` or `--with`: else a skip)
 """
 
 from __future__ import annotations
