@@ -30,7 +30,7 @@ from compat.core.errors import ConfigError, UsageError
 from compat.core.versions import in_range, intersect, parse_range
 from compat.corpus.knowledge import covered, detectors, operators
 from compat.corpus.load_limits import refusals
-from compat.corpus.session import GaveUp, Reader, external_data, scanning
+from compat.corpus.session import GaveUp, Reader, external_files, reader, scanning
 from compat.plan.toml_values import read_compat_table
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def _release(text: str) -> bool:
 
 def load(path: str | os.PathLike[str]) -> onnx.ModelProto:
     """The model's graph (its external data left where it is: compat/corpus/session.py
-    `external_data` checks and reads it), or one line naming the file and what to do."""
+    checks and reads it), or one line naming the file and what to do."""
     import onnx
     from google.protobuf.message import DecodeError
 
@@ -268,7 +268,7 @@ def scan_model(
     read: Reader | None = None
     if isinstance(model, str | os.PathLike):
         proto, name = load(model), str(model)
-        read = external_data(proto, Path(model))
+        read = reader(external_files(proto, Path(model)), Path(model))
     else:
         proto, name = model, f"the model {model.graph.name!r}"
     releases = axis_releases(config_file(config))

@@ -5,7 +5,7 @@ yields and at every step of a question that follows values through calls (`tick`
 a model built to make that work explode is given up on in one line (`GaveUp`) instead
 of hanging the scan, and the matrix, which scans every drop-in model first. The model's
 external data is read when a detector asks for a constant's value, from the files the
-scan checked in the model's own folder (`external_data`, with the refusals of the cells:
+scan checked in the model's own folder (`external_files`, with the refusals of the cells:
 compat/cell/untrusted.py), never from the current one.
 
 Outside a scan there is no session: a walk is made each time it is asked for, never
@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compat.cell.untrusted import _entries, _resolve, model_tensors
 from compat.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -95,16 +94,18 @@ def scanning(
         _CURRENT.reset(token)
 
 
-def external_data(model: onnx.ModelProto, path: Path) -> Reader:
-    """The reader of the external data of `model`, loaded from `path` without it, once
-    every location is checked as the cells check them before they inline the data
-    (compat/cell/untrusted.py: relative, no `..` escape, resolving to a regular file in
-    the model's folder, the bytes asked for in it); nothing is read yet.
+def external_files(model: onnx.ModelProto, path: Path) -> dict[str, Path]:
+    """The file of each external-data location of `model` (loaded from `path` without
+    its data), every location checked as the cells check them before they inline the
+    data (compat/cell/untrusted.py: relative, no `..` escape, resolving to a regular
+    file in the model's folder, the bytes asked for in it); nothing is read.
 
     Raises:
         ConfigError: the first location refused, in the cells' words.
     """
     import onnx
+
+    from compat.cell.untrusted import _entries, _resolve, model_tensors  # onnx: when used
 
     folder = path.absolute().parent.resolve()  # the folder of the link, for a linked model
     files: dict[str, Path] = {}
@@ -128,10 +129,18 @@ def external_data(model: onnx.ModelProto, path: Path) -> Reader:
                 "refused"
             )
         files[location] = file
+    return files
+
+
+def reader(files: dict[str, Path], path: Path) -> Reader:
+    """The reader of a tensor's external data from its checked file (`external_files`
+    of the model at `path`); a tensor of another model is not read."""
     return lambda tensor: _read(tensor, files, path)
 
 
 def _read(tensor: onnx.TensorProto, files: dict[str, Path], path: Path) -> bytes | None:
+    from compat.cell.untrusted import _entries
+
     location, offset, length = _entries(tensor)
     file = files.get(location)
     if file is None:

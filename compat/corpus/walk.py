@@ -9,7 +9,7 @@ arguments, so a constant passed in is still a constant, and a value computed by 
 is computed by the body's node. Runtimes inline local functions before they optimize,
 and the bugs follow the computation, not its packaging; a function nobody calls is
 walked once, unbound. Two calls the body cannot tell apart (the same opsets, attributes,
-kinds of argument and readers of its outputs: `signature`) show
+kinds of argument and readers of its outputs: compat/corpus/signature.py) show
 it the same nodes, so it is walked once, for the first of them: the work follows the
 model's size, not the number of paths through its calls (25 functions each calling the
 next twice are 2^25 paths). The walk keeps its own stack, so a chain of thousands of
@@ -29,7 +29,6 @@ from collections.abc import Hashable, Iterator
 from typing import Literal
 
 import onnx
-from google.protobuf.message import Message
 
 from compat.corpus import session
 from compat.corpus.scopes import (
@@ -42,7 +41,7 @@ from compat.corpus.scopes import (
     imported_opsets,
     label,
 )
-from compat.corpus.values import Place, declared_type, resolve
+from compat.corpus.signature import Signatures
 
 __all__ = [
     "DEFAULT_DOMAINS",
@@ -61,86 +60,10 @@ __all__ = [
 InputForm = Literal["given", "empty", "omitted"]
 
 
-# -- what a function's body sees of the call it is bound to ------------------------------
-
-
-def signature(site: Site) -> Hashable:
-    """What the body of the function `site` calls sees of this call, one step out: the
-    opsets in force, the call's attributes (those referring to the caller's resolved),
-    what each argument is, which arguments are one value, and who reads each output.
-    Two calls of one signature show the body's nodes the same constants, declared types
-    and kinds of producer and reader, so the walk walks the body once, for the first
-    (`_walk`); a question that follows a value on through the caller is answered for
-    that first call."""
-    caller, node = site.scope, site.node
-    opsets = tuple(sorted(site.body.opsets.items())) if site.body is not None else ()
-    places = [resolve(caller, name) for name in node.input]
-    first: dict[tuple[int, str], int] = {}
-    same = tuple(
-        -1 if place is None else first.setdefault((id(place[0]), place[1]), index)
-        for index, place in enumerate(places)
-    )
-    given = zip(node.input, places, strict=True)
-    arguments = tuple(_argument(caller, name, place) for name, place in given)
-    outputs = tuple(_read(caller, name) for name in node.output)
-    attributes = tuple((a.name, _attribute(caller, node, a)) for a in node.attribute)
-    return (node.domain, node.op_type, opsets, attributes, arguments, same, outputs)
-
-
-def _bytes(proto: Message | None) -> bytes:
-    data: bytes = proto.SerializeToString(deterministic=True) if proto is not None else b""
-    return data
-
-
-def _argument(caller: Scope, name: str, place: Place | None) -> Hashable:
-    """One argument as the body sees it: none; the input, initializer or Constant it is
-    (where it is defined, the same for every call), or a node of the main graph or its
-    subgraphs; inside a function's body, the kind of node computing it (its inputs
-    differ call by call); with the type the caller declares for it."""
-    if not name:
-        return None
-    typed = _bytes(declared_type(caller, name))
-    if place is None:
-        return ("undefined", name, typed)
-    where, named = place
-    site = where.producers.get(named)
-    if site is None or where.function is None:
-        return (where.home, named, typed)
-    if site.is_op("Constant"):  # its value may come from the body's call: resolved
-        refs = [_attribute(where, site.node, a) for a in site.node.attribute if a.ref_attr_name]
-        return (where.home, named, typed, tuple(refs))
-    return (site.node.domain, site.node.op_type, list(site.node.output).index(named), typed)
-
-
-def _read(caller: Scope, name: str) -> Hashable:
-    """Who reads one of the call's outputs in the caller (their kinds, each as often as
-    it reads it), whether it leaves the caller, and the type the caller declares."""
-    if not name:
-        return None
-    readers = sorted((r.node.domain, r.node.op_type) for r in caller.readers.get(name, []))
-    return (tuple(readers), name in caller.outputs, _bytes(caller.declared.get(name)))
-
-
-def _attribute(scope: Scope, node: onnx.NodeProto, attr: onnx.AttributeProto) -> Hashable:
-    if not attr.ref_attr_name:
-        return _bytes(attr)
-    return _hashable(attribute(scope, node, attr.name))
-
-
-def _hashable(value: object) -> Hashable:
-    """An attribute's value as a key: a proto's bytes, a list's items, else its repr
-    (NaN is then equal to itself)."""
-    if isinstance(value, Message):
-        return _bytes(value)
-    if isinstance(value, list):
-        return tuple(_hashable(item) for item in value)
-    return repr(value)
-
-
 # -- the walk ---------------------------------------------------------------------------
 
 
-def _walk(scope: Scope, walked: set[Hashable]) -> Iterator[Site]:
+def _walk(scope: Scope, signatures: Signatures, walked: set[Hashable]) -> Iterator[Site]:
     """The scope's nodes in order, each followed by its subgraphs' and, for a call, by its
     body's when no call of the same signature was walked before (`walked`); on a stack of
     its own, so that depth is no recursion."""
@@ -155,7 +78,7 @@ def _walk(scope: Scope, walked: set[Hashable]) -> Iterator[Site]:
         inner = site.subgraphs() if site.node.attribute else []
         body = site.body if site.scope.functions else None
         if body is not None:
-            seen = signature(site)
+            seen = signatures.of(site)
             if seen not in walked:
                 walked.add(seen)
                 inner.append(body)
@@ -201,10 +124,10 @@ def _nodes(model: onnx.ModelProto) -> Iterator[Site]:
     functions = {(f.domain, f.name): f for f in model.functions}
     calls = _calls(model) if functions else {}
     recursive = _recursive(calls, functions) if functions else frozenset()
-    walked: set[Hashable] = set()
+    signatures, walked = Signatures(functions), set[Hashable]()
     graph = model.graph
     main = Scope("graph", graph.node, opsets, functions, graph=graph, recursive=recursive)
-    yield from _walk(main, walked)
+    yield from _walk(main, signatures, walked)
     called = set().union(*calls.values())
     for key, function in functions.items():
         if key not in called:
@@ -213,7 +136,7 @@ def _nodes(model: onnx.ModelProto) -> Iterator[Site]:
             unbound = Scope(
                 where, function.node, inner, functions, function=function, recursive=recursive
             )
-            yield from _walk(unbound, walked)
+            yield from _walk(unbound, signatures, walked)
 
 
 def nodes(model: onnx.ModelProto) -> Iterator[Site]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compat.cli.options import add_axes, add_config, add_corpus, add_run, add_setup, request_of
+from compat.core.errors import CompatError
 from compat.workflow.request import Request
 
 if TYPE_CHECKING:
@@ -114,21 +115,32 @@ def run(request: MatrixRequest) -> int:
     return _stopped(report, len(plan.cells), out) or code
 
 
-def dropin_scan(common: Request, config: Config, corpus: Corpus) -> dict[str, object]:
+def dropin_scan(
+    common: Request, config: Config, corpus: Corpus, budget: float | None = None
+) -> dict[str, object]:
     """`{"scan": {case: [finding]}}`: each drop-in model (and each respelling of one)
     scanned once, here, for every release (compat/corpus/scan.py), so the terminal can
-    say which of its failures the scan predicted; {} when the run has no drop-in."""
-    from compat.corpus.dropin import slug
+    say which of its failures the scan predicted; {} when the run has no drop-in. A
+    model the scan cannot handle (it gives up, or fails) is said in one line and left
+    out: the matrix runs it all the same, its failures just not set against a scan.
+    `budget`: the seconds each scan may take (None: the scan's own, `BUDGET`)."""
+    from compat.corpus.dropin import slug, warn
 
     folders = {slug(d.resolve().name) for d in (*config.cases_dirs, *common.corpus.cases_dirs)}
     models = [c for c in corpus.cases if c.family in folders]
     if not models:
         return {}
-    from compat.corpus.scan import scan_model
+    from compat.corpus.scan import BUDGET, scan_model
 
     scanned: dict[str, list[dict[str, object]]] = {}
+    detecting, seconds = common.corpus.corpus, budget or BUDGET
     for case in models:
-        found = scan_model(case.model, None, None, corpus=common.corpus.corpus).findings
+        try:
+            found = scan_model(case.model, None, None, corpus=detecting, budget=seconds).findings
+        except Exception as exc:  # a scan never stops the run: a bug of it neither
+            why = str(exc) if isinstance(exc, CompatError) else f"{type(exc).__name__}: {exc}"
+            warn(f"scan of {case.id} skipped, the matrix runs it unpredicted: {why}")
+            continue
         scanned[case.id] = [{"detector": f.detector, "package": f.package, "known": f.known,
                              "checks": list(f.checks)} for f in found]  # fmt: skip
     return {"scan": scanned}

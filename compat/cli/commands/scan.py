@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from compat.core.errors import UsageError
+from compat.corpus.scan import BUDGET  # imports no onnx: `scan --help` stays quick
 
 if TYPE_CHECKING:
     import onnx
@@ -34,6 +38,7 @@ class ScanRequest:
     config: Path | None = None
     state_dir: Path | None = None
     jobs: int = os.cpu_count() or 1
+    budget: float = BUDGET  # seconds
 
 
 PARSER: dict[str, Any] = {
@@ -94,11 +99,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="--verify's cells at once")  # fmt: skip
+    parser.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        default=BUDGET,
+        help=f"give up on a model whose scan takes longer (default {BUDGET:g})",
+    )
 
 
 def request(args: argparse.Namespace) -> ScanRequest:
-    return ScanRequest(args.model, args.onnx, args.ort, args.json, args.fix, args.verify,
-                       args.corpus, args.config, args.state_dir, args.jobs)  # fmt: skip
+    if not 0 < args.budget < math.inf:
+        raise UsageError(
+            f"--budget {args.budget:g}: give a positive number of seconds, like --budget 120"
+        )
+    if args.fix is not None:
+        _check_fix(args.fix, args.model)
+    return ScanRequest(**{field.name: getattr(args, field.name) for field in fields(ScanRequest)})
+
+
+def _check_fix(out: Path, model: Path) -> None:
+    """`--fix OUT` names a file that can be written and is not the model: one line
+    before anything runs (the model scanned is never written over)."""
+    folder = out.absolute().parent
+    if out.is_dir():
+        example = out / "fixed.onnx"
+        raise UsageError(f"--fix {out}: a folder; give the file to write, like --fix {example}")
+    if not folder.is_dir():
+        raise UsageError(
+            f"--fix {out}: no folder {folder} to write it in; create it, or give a file in "
+            "a folder that exists"
+        )
+    if _same_file(out, model):
+        raise UsageError(
+            f"--fix {out}: that is the model scanned ({model}), which is never written "
+            "over; give another file"
+        )
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """The two paths name one file (the same path, links to it, hard links)."""
+    if one.resolve() == other.resolve():
+        return True
+    try:
+        return one.samefile(other)
+    except OSError:  # one of them does not exist
+        return False
 
 
 def _range(package: str, finding: Finding) -> str:
@@ -136,6 +182,14 @@ def describe(finding: Finding) -> list[str]:
     return lines
 
 
+def scanned(request: ScanRequest, model: onnx.ModelProto | Path) -> Scan:
+    """`model` scanned as asked (compat/corpus/scan.py)."""
+    from compat.corpus.scan import scan_model
+
+    options = {"corpus": request.corpus, "config": request.config}
+    return scan_model(model, request.onnx, request.ort, **options, budget=request.budget)
+
+
 def say_scan(name: str, result: Scan) -> None:
     target = ", ".join(f"{p} {t or '(every release)'}" for p, t in result.target.items())
     count = len(result.findings)
@@ -163,7 +217,6 @@ def fix(request: ScanRequest, result: Scan) -> tuple[Scan, list[dict[str, Any]]]
 
     from compat.corpus.dropin import load_model
     from compat.corpus.rewrites import BY_NAME
-    from compat.corpus.scan import scan_model
 
     assert request.fix is not None
     model: onnx.ModelProto = load_model(request.model)  # its external data, inlined
@@ -173,9 +226,11 @@ def fix(request: ScanRequest, result: Scan) -> tuple[Scan, list[dict[str, Any]]]
         if done is not None:
             model = done.model
         applied.append({"rewrite": name, "where": list(done.where) if done else []})
-    onnx.save_model(model, str(request.fix))
-    again = scan_model(model, request.onnx, request.ort, corpus=request.corpus,
-                       config=request.config)  # fmt: skip
+    try:
+        onnx.save_model(model, str(request.fix))
+    except (OSError, ValueError) as exc:  # ValueError: a model of more than 2 GB
+        raise UsageError(f"--fix {request.fix}: cannot write the fixed model ({exc})") from None
+    again = scanned(request, model)
     return again, applied
 
 
@@ -195,11 +250,25 @@ def say_verify(judged: list[Judged]) -> None:
             print(f"  {j.verdict:12} {j.cell:26} {j.check:22} {j.outcome:6} {said}{detail}")
 
 
-def run(request: ScanRequest) -> int:
-    from compat.corpus.scan import scan_model
+def _not_its_data(request: ScanRequest) -> None:
+    """`--fix` does not name a file of the model's external data either."""
+    from compat.corpus.scan import load
+    from compat.corpus.session import external_files
 
-    result = scan_model(request.model, request.onnx, request.ort, corpus=request.corpus,
-                        config=request.config)  # fmt: skip
+    assert request.fix is not None
+    for file in external_files(load(request.model), request.model).values():
+        if _same_file(request.fix, file):
+            raise UsageError(
+                f"--fix {request.fix}: that is the external data of the model scanned "
+                f"({request.model}), which is never written over; give another file"
+            )
+
+
+def run(request: ScanRequest) -> int:
+
+    if request.fix is not None:
+        _not_its_data(request)
+    result = scanned(request, request.model)
     document = {"model": str(request.model), **result.to_dict()}
     if not request.json:
         say_scan(str(request.model), result)
