@@ -6,13 +6,14 @@ from compat.cell.gates import require_onnx_support
 from compat.cell.verdict import Phase, Verdict, bounded, fail, one_line, skip
 
 
-def check_runs(model, runs, runtime):
-    """Every run of the model with one runtime (built once), judged. Imported when a
-    check runs: the host reads the table of checks too, and must not load numpy and onnx
-    to list check names."""
+def check_runs(model, runs, runtime, case=None):
+    """Every run of the model with one runtime (built once), judged; `case`'s reference
+    values shared between its checks (a model with its nodes). Imported when a check
+    runs: the host reads the table of checks too, and must not load numpy and onnx to
+    list check names."""
     from compat.cell.observe import check_runs as observe_and_judge
 
-    return observe_and_judge(model, runs, runtime)
+    return observe_and_judge(model, runs, runtime, case)
 
 
 def _expected_violations(case, unobservable):
@@ -88,7 +89,7 @@ def check_annotations(case, wanted=RUNTIMES):
     runtimes, unable = observers(model, wanted)
     notes, observed, seen_by = [], set(), {}
     for runtime in runtimes:
-        for index, verdict in enumerate(check_runs(model, case.runs, runtime)):
+        for index, verdict in enumerate(check_runs(model, case.runs, runtime, case.case_dir)):
             label = "%s run %d" % (runtime, index + 1)
             inputs_violated = any(v.precondition for v in verdict.violations)
             if verdict.error and not inputs_violated:
@@ -153,7 +154,7 @@ def check_inferred_annotations(case, wanted=RUNTIMES):
     runtimes, unable = observers(inferred, wanted)
     wrong, observed, by = [], set(), []
     for runtime in runtimes:
-        for index, verdict in enumerate(check_runs(inferred, case.runs, runtime)):
+        for index, verdict in enumerate(check_runs(inferred, case.runs, runtime, case.case_dir)):
             label = "%s run %d" % (runtime, index + 1)
             if verdict.error:
                 unable.append(why_unobserved(label, verdict.error))
@@ -214,7 +215,7 @@ def check_annotations_builtin(case):
 
     notes = []
     for index, (feeds, ours) in enumerate(
-        zip(case.runs, check_runs(model, case.runs, "reference"))
+        zip(case.runs, check_runs(model, case.runs, "reference", case.case_dir))
     ):
         try:
             ReferenceEvaluator(model, check_shape_annotations=True).run(None, feeds)

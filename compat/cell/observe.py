@@ -3,7 +3,7 @@ evaluator node by node (subgraph bodies included), then judging them with a fres
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -49,7 +49,20 @@ def reference_observer(
     model: Any,
 ) -> Callable[[Dict[str, np.ndarray]], List[Tuple[str, Any]]]:
     """The reference evaluator, recording every value as it is produced, as a function of
-    the feeds: built and instrumented once, run for every run of a case.
+    the feeds: built and instrumented once, run for every run of a case."""
+    record = reference_recorder(model)
+
+    def observe(feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+        return record(feeds)[1]
+
+    return observe
+
+
+def reference_recorder(
+    model: Any,
+) -> Callable[[Dict[str, np.ndarray]], Tuple[List[Any], List[Tuple[str, Any]]]]:
+    """The reference evaluator as a function of the feeds giving (its outputs, every value
+    recorded as it was produced): built and instrumented once, run for every run.
 
     Each node's `run` (nested If/Loop/Scan bodies included) is wrapped to
     record its outputs, and each nested evaluator's `run` to record the
@@ -93,15 +106,50 @@ def reference_observer(
 
     instrument(evaluator, False)
 
-    def observe(feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+    def record(feeds: Dict[str, np.ndarray]) -> Tuple[List[Any], List[Tuple[str, Any]]]:
         del observed[:]
-        evaluator.run(None, feeds)
-        return list(observed)
+        outputs = evaluator.run(None, feeds)
+        return list(outputs), list(observed)
 
-    return observe
+    return record
 
 
 OBSERVERS = {"ort": ort_observer, "reference": reference_observer}
+
+#: The last case's reference evaluation, shared by every check that needs its values
+#: (`reference`, both annotation checks, `annotations_builtin`'s own verdict): onnx's
+#: reference evaluator is the slowest thing a worker runs on a real model, and each of
+#: them ran it again. One case at a time: the values of a large model are not kept
+#: past its checks. Keyed by the case's folder; a failure is kept and raised again.
+_last: Dict[str, Any] = {"case": None, "recorder": None, "runs": {}}
+
+
+def shared_recorder(case: str, model: Any) -> None:
+    """Builds `case`'s reference evaluator once (raising again what building it raised)."""
+    if _last["case"] != case:
+        _last.update(case=case, recorder=None, runs={})
+        try:
+            _last["recorder"] = reference_recorder(model)
+        except Exception as exc:
+            _last["recorder"] = exc
+    if isinstance(_last["recorder"], Exception):
+        raise _last["recorder"]
+
+
+def shared_reference(case: str, model: Any, index: int, feeds: Dict[str, np.ndarray]) -> Any:
+    """(outputs, recorded values) of run `index` of `case`'s model in the reference
+    evaluator, computed once per case and run (a model with the same nodes, as shape
+    inference leaves them, gives the same values); its failure raised again."""
+    shared_recorder(case, model)
+    if index not in _last["runs"]:
+        try:
+            _last["runs"][index] = _last["recorder"](feeds)
+        except Exception as exc:
+            _last["runs"][index] = exc
+    found = _last["runs"][index]
+    if isinstance(found, Exception):
+        raise found
+    return found
 
 
 def _failed(model: Any, feeds: Dict[str, np.ndarray], runtime: str, exc: Exception) -> RunVerdict:
@@ -111,17 +159,37 @@ def _failed(model: Any, feeds: Dict[str, np.ndarray], runtime: str, exc: Excepti
     return verdict
 
 
-def check_runs(model: Any, runs: List[Dict[str, np.ndarray]], runtime: str) -> List[RunVerdict]:
+def _observer(model: Any, runtime: str, case: Optional[str]) -> Callable[[int, Any], Any]:
+    """(run index, feeds) -> the values observed; the reference evaluator's shared
+    with the other checks of `case` when one is given."""
+    if runtime == "reference" and case is not None:
+
+        def shared(index: int, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+            return shared_reference(case, model, index, feeds)[1]
+
+        return shared
+    built = OBSERVERS[runtime](model)
+
+    def own(index: int, feeds: Dict[str, np.ndarray]) -> List[Tuple[str, Any]]:
+        return built(feeds)
+
+    return own
+
+
+def check_runs(
+    model: Any, runs: List[Dict[str, np.ndarray]], runtime: str, case: Optional[str] = None
+) -> List[RunVerdict]:
     """Every run of one model with one runtime, built once, each run judged with a fresh
-    β. A runtime failure is recorded, the inputs are still judged."""
+    β. A runtime failure is recorded, the inputs are still judged. `case`: the folder of
+    the case whose model has these nodes, whose reference values are then shared."""
     try:
-        observe = OBSERVERS[runtime](model)
+        observe = _observer(model, runtime, case)
     except Exception as exc:
         return [_failed(model, feeds, runtime, exc) for feeds in runs]
     verdicts = []
-    for feeds in runs:
+    for index, feeds in enumerate(runs):
         try:
-            observed = observe(feeds)
+            observed = observe(index, feeds)
         except Exception as exc:
             verdicts.append(_failed(model, feeds, runtime, exc))
             continue
