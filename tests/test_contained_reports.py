@@ -230,3 +230,34 @@ def test_a_folder_of_the_set_linking_out_of_out_is_refused(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "leads outside" in err
     assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.envs
+def test_a_run_whose_reports_cannot_be_written_says_so_and_keeps_its_results(
+    tmp_path: Path, shared_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The attack: an immutable junit.xml gave a traceback after the run. Now one line,
+    exit 2, the earlier set as it was; the same command with another --out writes this
+    run's reports from what it remembered, running nothing again."""
+    cell = ["--onnx", "1.20.1", "--ort", "1.24.4", "--cells", "onnx1.20.1-ort1.24.4"]
+    args = ["matrix", *cell, "--cases", "pad_pads*", "--state-dir", str(shared_state)]
+    out = tmp_path / "reports"
+    assert main([*args, "--out", str(out), "--fresh"]) == 0
+    capsys.readouterr()
+    junit = out / "junit.xml"
+    if subprocess.run(["chattr", "+i", str(junit)], capture_output=True).returncode != 0:
+        pytest.skip("no chattr here: an immutable file cannot be made")
+    try:
+        before = _snapshot(out)
+        assert main([*args, "--out", str(out), "--fresh"]) == 2
+    finally:
+        subprocess.run(["chattr", "-i", str(junit)], check=True)
+    err = capsys.readouterr().err
+    (said,) = [line for line in err.splitlines() if "error" in line]
+    assert "Traceback" not in err and "junit.xml" in said and "remembered" in said, err
+    data = ("matrix.json", ".compat-rendered")  # the results as they came, and their stamp
+    assert {k: v for k, v in _snapshot(out).items() if k not in data} == {
+        k: v for k, v in before.items() if k not in data
+    }
+    assert main([*args, "--out", str(tmp_path / "other")]) == 0
+    assert "nothing changed since the last run" in "".join(capsys.readouterr())

@@ -7,12 +7,13 @@ import argparse
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compat.cli.options import add_axes, add_config, add_corpus, add_run, add_setup, request_of
-from compat.core.errors import CompatError
+from compat.core.errors import CompatError, UsageError
 from compat.workflow.request import Request
 
 if TYPE_CHECKING:
@@ -108,11 +109,37 @@ def run(request: MatrixRequest) -> int:
         corpus,
         settings,
         Progress(len(plan.cells)),
-        lambda r: write_reports(r, out, names=()),  # results as produced; renders at the end
+        _as_produced(out),
         meta,
     )
-    code = finish(report, write_reports(report, out), request.grid, common.config)
+    try:
+        written = write_reports(report, out)
+    except UsageError as exc:  # computed and remembered: only the writing is left
+        raise UsageError(
+            f"{exc} (this run's results are remembered: the command run again writes "
+            "them without running anything again)"
+        ) from None
+    code = finish(report, written, request.grid, common.config)
     return _stopped(report, len(plan.cells), out) or code
+
+
+def _as_produced(out: Path) -> Callable[[Report], None]:
+    """Writes matrix.json as results come (the renderings at the end); a folder that
+    takes no file is said once, and the run goes on: its results are remembered."""
+    from compat.core.files import warn
+    from compat.render.outputs import write_reports
+
+    failed: list[str] = []
+
+    def write(report: Report) -> None:
+        if not failed:
+            try:
+                write_reports(report, out, names=())
+            except UsageError as exc:
+                failed.append(str(exc))
+                warn(f"results as produced: {exc}")
+
+    return write
 
 
 def dropin_scan(
