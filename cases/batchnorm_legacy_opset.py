@@ -80,7 +80,8 @@ NESTED_OUTPUTS = KnownFailure(
 def _oracle(x: np.ndarray, stats: dict[str, np.ndarray]) -> np.ndarray:
     """Inference-mode batch norm over axis 1 with the given running statistics."""
     s, b, mean, var = (stats[k].reshape(1, -1, 1, 1) for k in ("scale", "B", "mean", "var"))
-    return (s * (x - mean) / np.sqrt(var + np.float32(EPSILON)) + b).astype(np.float32)
+    y: np.ndarray = (s * (x - mean) / np.sqrt(var + np.float32(EPSILON)) + b).astype(np.float32)
+    return y
 
 
 def _case(form: str) -> Case:
@@ -105,7 +106,7 @@ def _case(form: str) -> Case:
         [const(k, v) for k, v in stats.items()],
         opset=opset,
     )
-    known = ()
+    known: tuple[KnownFailure, ...] = ()
     if opset < 9:
         known = (NESTED_OUTPUTS,)
     elif opset < NEW_NODE:

@@ -29,14 +29,18 @@ def pins(onnx: str, onnxruntime: str) -> list[str]:
     return [f"onnx=={onnx}", f"onnxruntime=={onnxruntime}", "numpy<2" if old else "numpy"]
 
 
-def plain_venv(root: Path, onnx: str, onnxruntime: str) -> Path:
-    """A venv under `root` holding only onnx==`onnx`, onnxruntime==`onnxruntime` and numpy
-    (made once per root and pair; uv's cache makes a second root quick): its python."""
+def plain_venv(root: Path, onnx: str, onnxruntime: str, base: str | None = None) -> Path:
+    """A venv under `root` holding only onnx==`onnx`, onnxruntime==`onnxruntime` and numpy,
+    on the interpreter `base` (uv's choice when None; the matrix's cells run on the host's
+    interpreter), made once per root and pair (uv's cache makes a second root quick): its
+    python."""
     venv = root / f"plain-onnx{onnx}-ort{onnxruntime}"
     python = env_python(venv)
     if not python.exists():
         uv = find_uv()
-        subprocess.run([uv, "venv", "-q", str(venv)], check=True)
+        subprocess.run(
+            [uv, "venv", "-q", *(["--python", base] if base else []), str(venv)], check=True
+        )
         install = [uv, "pip", "install", "-q", "--python", str(python)]
         subprocess.run([*install, *pins(onnx, onnxruntime)], check=True)
     return python
@@ -52,7 +56,12 @@ def run_script(python: Path, script: str, *args: str) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def plain_answers(root: Path, script: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """`script`'s JSON answer in a plain venv of each (onnx, onnxruntime) pair, keyed by the
-    matrix's cell id for the pair (`onnx1.16.2-ort1.24.4`)."""
-    return {f"onnx{o}-ort{r}": run_script(plain_venv(root, o, r), script) for o, r in pairs}
+def plain_answers(
+    root: Path, script: str, pairs: list[tuple[str, str]], *args: str, base: str | None = None
+) -> dict[str, Any]:
+    """`script`'s JSON answer (given `args`) in a plain venv of each (onnx, onnxruntime)
+    pair on the interpreter `base`, keyed by the matrix's cell id for the pair
+    (`onnx1.16.2-ort1.24.4`)."""
+    return {
+        f"onnx{o}-ort{r}": run_script(plain_venv(root, o, r, base), script, *args) for o, r in pairs
+    }
