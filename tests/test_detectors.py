@@ -74,9 +74,13 @@ OBSERVED = _observed()
 
 
 def _fired(case: Case) -> dict[KnownFailure, list[str]]:
+    """The detectors that fire on the case's model, by the bug they name: only those whose
+    bug's checks the case runs (a case without `convert_to` cannot show the version
+    converter's failure its Resize-13 would)."""
     fired: dict[KnownFailure, list[str]] = defaultdict(list)
     for detector in DETECTORS:
-        if detector.find(case.model):
+        runs = set(detector.known.checks) & set(case.checks)
+        if runs and detector.find(case.model):
             fired[detector.known].append(detector.id)
     return fired
 
