@@ -27,7 +27,8 @@ Observed in this matrix (onnxruntime 1.15.1-1.32.0, x86-64 with AVX-512):
   interpolates in int8 and truncates 5.75 to 5: one quantization step off on
   onnxruntime 1.15.1-1.26.0, the float result from 1.27.0 (onnxruntime #21319, #28448;
   `ort_run` names QDQSelectorActionTransformer alone). No value is a tie: onnx 1.14.1's
-  reference QuantizeLinear rounds a tie such as 4.5 away from zero, not to even. Twin: `qdq_resize.nearest`, exact in int8 everywhere.
+  reference QuantizeLinear rounds a tie such as 4.5 away from zero, not to even. Twin:
+  `qdq_resize.nearest`, exact in int8 everywhere.
   QDQ MatMul and Conv (QLinearMatMul, QLinearConv) on exactly quantized inputs match the
   integer oracle bit for bit on every release: no case of theirs shows a difference.
 
@@ -82,7 +83,8 @@ def _conv64(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
         for j in range(3):
             window = padded[:, :, i : i + size, j : j + size]
             out += np.einsum("nchw,oc->nohw", window, w[:, :, i, j].astype(np.float64))
-    return (out + b[None, :, None, None]).astype(np.float32)
+    summed: np.ndarray = (out + b[None, :, None, None]).astype(np.float32)
+    return summed
 
 
 def _conv(channels: int) -> Case:
@@ -120,7 +122,8 @@ def _resize_oracle(x: np.ndarray, mode: str) -> np.ndarray:
         picked = row[np.clip(np.ceil(where - 0.5), 0, row.size - 1).astype(int)]
     else:
         picked = np.interp(where, np.arange(row.size), row)
-    return np.clip(np.rint(picked), -128, 127).astype(np.float32).reshape(1, 1, 1, 6)
+    rounded: np.ndarray = np.clip(np.rint(picked), -128, 127).astype(np.float32)
+    return rounded.reshape(1, 1, 1, 6)
 
 
 def _qdq_resize(mode: str) -> Case:
