@@ -97,9 +97,9 @@ def shown(items: list[tuple[CheckResult, list[Finding]]]) -> list[str]:
 
 
 def test_every_family_with_known_failures_declares_detectors() -> None:
-    """The families whose rare forms the stored run shows failing (17) all have DETECTORS."""
+    """The families whose rare forms the stored run shows failing (22) all have DETECTORS."""
     failing = {r.case.split(".", 1)[0] for r in stored().results if r.outcome is Outcome.XFAIL}
-    assert len(failing) == 17
+    assert len(failing) == 22
     assert sorted(failing - detected_families()) == []
 
 
@@ -142,6 +142,11 @@ def respellings() -> list[Case]:
     return [v for c in corpus().values() for v in mutated(c, CATALOGUE)]
 
 
+#: A respelling that raises the opset spells another family's construct too: Q/DQ at
+#: opset 19, whose kernels onnxruntime 1.15 lacks (qdq_reference_opset).
+RAISES_THE_OPSET = {("opset_up", "qdq_reference_opset.opset19_kernels")}
+
+
 def test_a_twin_s_respelling_is_predicted_only_where_it_introduces_the_construct() -> None:
     """A twin's respelling gets a finding only when the rewrite spells the construct the
     family's rare form has (the running test below confirms each); then it is that
@@ -157,9 +162,12 @@ def test_a_twin_s_respelling_is_predicted_only_where_it_introduces_the_construct
         if found:
             introduced[variant.id] = sorted(f.detector for f in found)
     for variant, found in introduced.items():
-        assert all(d.split(".")[0] == variant.split(".")[0] for d in found), (variant, found)
+        rewrite = variant.split("~")[1]
+        own = [d for d in found if (rewrite, d) not in RAISES_THE_OPSET]
+        assert all(d.split(".")[0] == variant.split(".")[0] for d in own), (variant, found)
     rewrites = {v.split("~")[1] for v in introduced}
-    assert rewrites <= {"optional_input_explicit_empty", "constant_value_attributes", "opset_down"}
+    expected = {"optional_input_explicit_empty", "constant_value_attributes", "opset_down"}
+    assert rewrites <= expected | {rewrite for rewrite, _ in RAISES_THE_OPSET}
     assert "pad_pads_from_constant.tensor~constant_value_attributes" in introduced
 
 
