@@ -36,7 +36,8 @@ VALUE_INTS_BUG = KnownFailure(
     link=LINK,
     phase=("check", "infer"),  # the checker's full check infers shapes strictly too
     raises=("InferenceError",),
-    match=r"\(op_type:Pad\b[^)]*\): \[ShapeInferenceError\] 'pads' input must be a 1D",  # a named node says its name
+    # a named node says its name: "(op_type:Pad, node name: n1)"
+    match=r"\(op_type:Pad\b[^)]*\): \[ShapeInferenceError\] 'pads' input must be a 1D",
 )
 
 

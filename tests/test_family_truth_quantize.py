@@ -114,9 +114,9 @@ def test_the_quantize_ties_verdicts_are_what_plain_venvs_show(
 
     by_onnx = [f"onnx{o}-ort{PIVOT}" for o in ONNX]
     by_ort = [f"onnx{ONNX[-1]}-ort{r}" for r in ORT]
-    for case in ("uint8.opset13.ties", "int8.opset19.ties", "constant_ties"):
+    for case in ("uint8.opset13.ties", "int8.opset19.ties"):
         assert verdicts("reference", case, by_onnx) == ["fail", "pass", "pass"], case
-    for case in ("uint8.opset13.no_ties", "int8.opset19.no_ties", "constant_no_ties"):
+    for case in ("uint8.opset13.no_ties", "int8.opset19.no_ties"):
         assert verdicts("reference", case, by_onnx) == ["pass"] * 3, case
     # how 1.14.1 rounds: half up; 1.15.0 and onnxruntime: half to even
     old, new = (said(cell, "uint8.opset13.ties", "reference")["got"]["y"] for cell in by_onnx[:2])
