@@ -42,12 +42,20 @@ SCRIPTS = {
     "adopted": ["adopted/make_project.py", "{out}"],
     "exporters": ["exporters/make_models.py", "--out", "{out}", "--only", "magika_standard_v1"],
     "scanned": ["scanned/make_models.py", "--out", "{out}"],
+    "new_exporters": [
+        "new_exporters/make_models.py",
+        "--out",
+        "{out}",
+        "--only",
+        "ort_logreg_iris",
+    ],
 }
 #: what each script must have written into its output folder
 WRITES = {
     "adopted": ["pyproject.toml", "tests/test_function.py", ".git"],
     "exporters": ["magika_standard_v1.onnx", "magika_standard_v1.npz"],
     "scanned": ["skl2onnx_kmeans.onnx"],
+    "new_exporters": ["ort_logreg_iris.onnx"],
 }
 
 
