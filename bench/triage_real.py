@@ -1,6 +1,10 @@
 """Time `nox -s triage` on PaddleOCR's v4 recognizer (860 nodes) against an earlier commit.
 
     nox -s bench -- triage_real [--baseline 7ed6a8c] [--cap 1800] [--skip-baseline]
+                                [--model ppocr_v4_rec|smart_turn_v3_2]
+
+`--model smart_turn_v3_2`: pipecat's Smart Turn v3.2, an 8.7 MB QDQ-quantized Whisper
+encoder (tests/data/new_exporters/), instead.
 
 The model: PaddleOCR's v4 recognizer (paddle2onnx, 860 nodes, 10.9 MB, from the
 rapidocr-onnxruntime 1.4.4 wheel; see tests/data/exporters/), on the default plan (27
@@ -25,11 +29,18 @@ from pathlib import Path
 from timing import ROOT, Run, calibration, capped, clone, machine, nox, nox_command, run
 
 
-def model(folder: Path) -> Path:
-    """The recognizer and its inputs, from the pinned wheel (sha256-checked)."""
-    maker = ROOT / "tests/data/exporters/make_models.py"
-    run([sys.executable, maker, "--out", folder, "--only", "ppocr_v4_rec"])
-    return folder / "ppocr_v4_rec.onnx"
+#: name -> (the script that makes it from its pinned wheel, what it is)
+MODELS = {
+    "ppocr_v4_rec": ("tests/data/exporters/make_models.py", "860 nodes"),
+    "smart_turn_v3_2": ("tests/data/new_exporters/make_models.py", "8.7 MB QDQ encoder"),
+}
+
+
+def model(folder: Path, name: str) -> Path:
+    """The model and its inputs, from the pinned wheel (sha256-checked)."""
+    maker = ROOT / MODELS[name][0]
+    run([sys.executable, maker, "--out", folder, "--only", name])
+    return folder / f"{name}.onnx"
 
 
 def triage(repo: Path, path: Path, state: Path, out: Path, cap: float) -> Run | None:
@@ -46,11 +57,12 @@ def main() -> None:
     parser.add_argument("--baseline", default="7ed6a8c", help="the commit to compare with")
     parser.add_argument("--cap", type=float, default=1800, help="seconds before a run stops")
     parser.add_argument("--skip-baseline", action="store_true", help="time HEAD only")
+    parser.add_argument("--model", choices=sorted(MODELS), default="ppocr_v4_rec")
     args = parser.parse_args()
     print(f"started {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="compat-bench-") as tmp:
         work = Path(tmp)
-        path = model(work / "model")
+        path = model(work / "model", args.model)
         repo = clone("HEAD", work / "ours")
         ours = triage(repo, path, work / "ours-state", work / "ours-out", args.cap)
         calibrated = calibration(work / "ours-state")
@@ -75,7 +87,8 @@ def main() -> None:
     baseline = "-" if args.skip_baseline else shown(theirs)
     print(f"ended {machine()}; calibrate: {calibrated} (lower is faster)")
     print(
-        "\n| nox -s triage -- ppocr_v4_rec.onnx --fresh (860 nodes, 27 cells), fresh clone, "
+        f"\n| nox -s triage -- {args.model}.onnx --fresh ({MODELS[args.model][1]}, 27 cells), "
+        "fresh clone, "
         f"warm environments, nox's venv kept | HEAD | {args.baseline} | ratio |"
     )
     print("|---|---|---|---|")
