@@ -28,7 +28,6 @@ from pathlib import Path
 
 from timing import ROOT, Run, calibration, capped, clone, machine, nox, nox_command, run
 
-
 #: name -> (the script that makes it from its pinned wheel, what it is)
 MODELS = {
     "ppocr_v4_rec": ("tests/data/exporters/make_models.py", "860 nodes"),
