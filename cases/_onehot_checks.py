@@ -7,7 +7,7 @@ staged into every cell), and stays valid on Python 3.9.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -25,7 +25,9 @@ def reference_strict(case: Any) -> str:
         warnings.simplefilter("error", DeprecationWarning)
         got = ReferenceEvaluator(case.model).run(None, case.inputs)
     names = [o.name for o in case.model.graph.output]
-    problem = compare_outputs(names, got, case.expected, case.spec["rtol"], case.spec["atol"])
+    problem = cast(Any, compare_outputs)(
+        names, got, case.expected, case.spec["rtol"], case.spec["atol"]
+    )
     if problem:
         raise AssertionError(problem)
     return f"outputs match the oracle with numpy {np.__version__}'s deprecations as errors"

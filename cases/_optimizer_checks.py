@@ -6,7 +6,7 @@ staged into every cell), and stays valid on Python 3.9.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from compat.cell.blame import blame
 from compat.cell.compare import largest_difference
@@ -21,18 +21,18 @@ def levels_against_disabled(case: Any) -> str:
     `disabled` oracle) must be told."""
     outputs = {}
     for level in ORT_LEVELS:
-        session = open_session(case, level)
+        session = cast(Any, open_session)(case, level)
         names = [o.name for o in session.get_outputs()]
         outputs[level] = (names, session.run(None, case.inputs))
     names, base = outputs["disabled"]
     expected = {name: base[i] for i, name in enumerate(names)}
     said = []
     for level in ORT_LEVELS[1:]:
-        apart = largest_difference(*outputs[level], expected)
+        apart = cast(Any, largest_difference)(*outputs[level], expected)
         if apart is None:
             said.append(f"{level}: identical")
             continue
-        why = blame(case, level, expected, (0.0, 0.0, {}), "level disabled")
+        why = cast(Any, blame)(case, level, expected, (0.0, 0.0, {}), "level disabled")
         if "is responsible" not in why and "are responsible" not in why:
             raise AssertionError(f"{level} differs from disabled by up to {apart[0]:.3g}: {why}")
         said.append(f"{level}: up to {apart[0]:.3g} apart from disabled; {why}")

@@ -86,7 +86,8 @@ def quantize(x: np.ndarray, scale: np.float32, zero: np.integer) -> np.ndarray:
     saturate to the zero point's type."""
     name = np.dtype(type(zero)).name
     low, high = RANGES[name]
-    return np.clip(np.rint(x / scale) + int(zero), low, high).astype(type(zero))
+    quantized: np.ndarray = np.clip(np.rint(x / scale) + int(zero), low, high).astype(type(zero))
+    return quantized
 
 
 def _x(units: list[list[float]]) -> np.ndarray:
