@@ -136,3 +136,44 @@ def buried(
         opset=opset,
     )
     return built, feeds
+
+
+def family_matrix(
+    out: Path,
+    state: Path,
+    families: tuple[str, ...],
+    axes: tuple[tuple[str, ...], tuple[str, ...]],
+    pairs: list[tuple[str, str]],
+) -> dict[str, Any]:
+    """The families' matrix on these onnx and onnxruntime releases (`axes`), as the
+    plain-venv truth tests compare it: it must exit 0, on exactly the cells of `pairs`."""
+    import json
+
+    from compat.cli.main import main
+    from tests.conftest import ROOT
+
+    onnx, ort = axes
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(state),
+            "--out",
+            str(out),
+            "--onnx",
+            ",".join(onnx),
+            "--ort",
+            ",".join(ort),
+            "--cases",
+            ",".join(f"{family}.*" for family in families),
+            "--jobs",
+            "1",
+        ]
+    )
+    report: dict[str, Any] = json.loads((out / "matrix.json").read_text())
+    unexpected = [r for r in report["results"] if r["outcome"] in ("fail", "error", "xpass")]
+    assert code == 0, unexpected[:5]
+    assert sorted(c["id"] for c in report["cells"]) == sorted(f"onnx{o}-ort{r}" for o, r in pairs)
+    return report

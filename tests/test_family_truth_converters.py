@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 
 from compat.cell.blame import responsible_in
-from compat.cli.main import main
 from compat.corpus.discover import discover_cases
 from tests.conftest import ROOT
 from tests.data.family_truth.venvs import plain_answers
+from tests.helpers import family_matrix
 
 FAMILIES = ("onehot_forms", "optimizer_numerics")
 ONNX = ("1.16.2", "1.17.0", "1.23.2")
@@ -37,33 +37,6 @@ PAIRS = [(o, PIVOT) for o in ONNX] + [(ONNX[-1], r) for r in ORT if r != PIVOT]
 CHECKS = ("shape_inference", "reference", "reference_strict", "ort_run", "levels_against_disabled")
 VERDICT = {"pass": "pass", "xpass": "pass", "fail": "fail", "xfail": "fail", "error": "fail"}
 SUSPECTS = ["NchwcTransformer", "QDQSelectorActionTransformer"]
-
-
-def _matrix(out: Path, state: Path) -> dict:
-    code = main(
-        [
-            "matrix",
-            "--config",
-            str(ROOT / "pyproject.toml"),
-            "--state-dir",
-            str(state),
-            "--out",
-            str(out),
-            "--onnx",
-            ",".join(ONNX),
-            "--ort",
-            ",".join(ORT),
-            "--cases",
-            ",".join(f"{family}.*" for family in FAMILIES),
-            "--jobs",
-            "1",
-        ]
-    )
-    report = json.loads((out / "matrix.json").read_text())
-    unexpected = [r for r in report["results"] if r["outcome"] in ("fail", "error", "xpass")]
-    assert code == 0, unexpected[:5]
-    assert sorted(c["id"] for c in report["cells"]) == sorted(f"onnx{o}-ort{r}" for o, r in PAIRS)
-    return report
 
 
 def _write_cases(folder: Path, report: dict) -> None:
@@ -112,7 +85,7 @@ def _compare(report: dict, plain: dict) -> int:
 def test_the_converter_families_verdicts_are_what_plain_venvs_show(
     tmp_path: Path, shared_state: Path
 ) -> None:
-    report = _matrix(tmp_path / "out", shared_state)
+    report = family_matrix(tmp_path / "out", shared_state, FAMILIES, (ONNX, ORT), PAIRS)
     _write_cases(tmp_path / "cases", report)
     plain = plain_answers(
         tmp_path / "venvs",

@@ -14,17 +14,16 @@ known or not) is the plain venv's; the plain venv's outputs say how each tie was
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from compat.cli.main import main
 from compat.corpus.discover import discover_cases
 from tests.conftest import ROOT
 from tests.data.family_truth.venvs import plain_answers
+from tests.helpers import family_matrix
 
 FAMILY = "quantize_rounding_ties"
 ONNX = ("1.14.1", "1.15.0", "1.23.2")
@@ -40,33 +39,6 @@ VERDICT = {"pass": "pass", "xpass": "pass", "fail": "fail", "xfail": "fail", "er
 TIES = [0.5, 1.5, 2.5, 4.5, 300.0, -0.5, -1.5, -2.5, -3.5, -300.0]
 HALF_UP = [int(np.clip(np.floor(v + 0.5) + 128, 0, 255)) for v in TIES]
 HALF_EVEN = [int(np.clip(np.rint(v) + 128, 0, 255)) for v in TIES]
-
-
-def _matrix(out: Path, state: Path) -> dict:
-    code = main(
-        [
-            "matrix",
-            "--config",
-            str(ROOT / "pyproject.toml"),
-            "--state-dir",
-            str(state),
-            "--out",
-            str(out),
-            "--onnx",
-            ",".join(ONNX),
-            "--ort",
-            ",".join(ORT),
-            "--cases",
-            f"{FAMILY}.*",
-            "--jobs",
-            "1",
-        ]
-    )
-    report = json.loads((out / "matrix.json").read_text())
-    unexpected = [r for r in report["results"] if r["outcome"] in ("fail", "error", "xpass")]
-    assert code == 0, unexpected[:5]
-    assert sorted(c["id"] for c in report["cells"]) == sorted(f"onnx{o}-ort{r}" for o, r in PAIRS)
-    return report
 
 
 def _write_cases(folder: Path, report: dict) -> None:
@@ -89,7 +61,7 @@ def _write_cases(folder: Path, report: dict) -> None:
 def test_the_quantize_ties_verdicts_are_what_plain_venvs_show(
     tmp_path: Path, shared_state: Path
 ) -> None:
-    report = _matrix(tmp_path / "out", shared_state)
+    report = family_matrix(tmp_path / "out", shared_state, (FAMILY,), (ONNX, ORT), PAIRS)
     _write_cases(tmp_path / "cases", report)
     plain = plain_answers(
         tmp_path / "venvs", "quantize_ties.py", PAIRS, str(tmp_path / "cases"), base=sys.executable

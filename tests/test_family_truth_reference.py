@@ -17,17 +17,16 @@ asked of the plain venv.
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from compat.cli.main import main
 from compat.corpus.discover import discover_cases
 from tests.conftest import ROOT
 from tests.data.family_truth.venvs import plain_answers
+from tests.helpers import family_matrix
 
 FAMILIES = ("qdq_reference_opset", "batchnorm_legacy_opset", "global_max_pool_3d")
 ONNX = ("1.15.0", "1.16.2", "1.23.2")
@@ -39,33 +38,6 @@ PIVOT = "1.24.4"
 PAIRS = [(o, PIVOT) for o in ONNX] + [(ONNX[-1], r) for r in ORT if r != PIVOT]
 CHECKS = ("reference", "ort_run")
 VERDICT = {"pass": "pass", "xpass": "pass", "fail": "fail", "xfail": "fail", "error": "fail"}
-
-
-def _matrix(out: Path, state: Path) -> dict:
-    code = main(
-        [
-            "matrix",
-            "--config",
-            str(ROOT / "pyproject.toml"),
-            "--state-dir",
-            str(state),
-            "--out",
-            str(out),
-            "--onnx",
-            ",".join(ONNX),
-            "--ort",
-            ",".join(ORT),
-            "--cases",
-            ",".join(f"{family}.*" for family in FAMILIES),
-            "--jobs",
-            "1",
-        ]
-    )
-    report = json.loads((out / "matrix.json").read_text())
-    unexpected = [r for r in report["results"] if r["outcome"] in ("fail", "error", "xpass")]
-    assert code == 0, unexpected[:5]
-    assert sorted(c["id"] for c in report["cells"]) == sorted(f"onnx{o}-ort{r}" for o, r in PAIRS)
-    return report
 
 
 def _write_cases(folder: Path, report: dict) -> None:
@@ -88,7 +60,7 @@ def _write_cases(folder: Path, report: dict) -> None:
 def test_the_reference_families_verdicts_are_what_plain_venvs_show(
     tmp_path: Path, shared_state: Path
 ) -> None:
-    report = _matrix(tmp_path / "out", shared_state)
+    report = family_matrix(tmp_path / "out", shared_state, FAMILIES, (ONNX, ORT), PAIRS)
     _write_cases(tmp_path / "cases", report)
     plain = plain_answers(
         tmp_path / "venvs",
