@@ -38,7 +38,7 @@ from compat.execute.marker import (
 )
 from compat.execute.probe import answered, broken, probe
 from compat.execute.project import Built, build, parse_flag
-from compat.plan.index import missing_wheel
+from compat.plan.index import built_from_source, missing_wheel
 from compat.plan.matrix import Cell
 from compat.plan.pythons import python_version
 from compat.state import cellcode
@@ -256,7 +256,8 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
     uv = find_uv()
     requirements = tuple(expanded(cell.requirements, root, base_python))
     wheel = project.wheel if project is not None else None
-    steps = install_commands(uv, base_python, directory, python, requirements, wheel)
+    from_source = built_from_source(requirements)  # sdists alone on the index: uv builds them
+    steps = install_commands(uv, base_python, directory, python, requirements, wheel, from_source)
     for command in steps:
         try:
             done = run_command(command, timeout=INSTALL_TIMEOUT)

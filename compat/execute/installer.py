@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from compat.core.errors import CompatError
+from compat.plan.index_config import installer_env
 
 INSTALL_TIMEOUT = 1800  # seconds; a first download of every release is slow, not this slow
 
@@ -48,10 +49,17 @@ def install_commands(
     python: Path,
     requirements: tuple[str, ...],
     wheel: Path | None,
+    from_source: tuple[str, ...] = (),
 ) -> list[list[str]]:
     """uv's commands that build a cell's environment in `directory`: a venv of the base
-    interpreter, the cell's requirements (wheels only), then the project's own wheel
-    when the cell installs the project."""
+    interpreter, the cell's requirements (wheels only, but for the pins in `from_source`,
+    releases the index has as sdists alone, which uv builds), then the project's own
+    wheel when the cell installs the project."""
+    builds = ["--no-build"]
+    if from_source:  # every other pin stays wheels only: onnx is never compiled by accident
+        named = [re.split(r"[\[<>=!~;\s]", r, maxsplit=1)[0] for r in requirements]
+        kept = [n for n in named if n and not n.startswith("-") and n not in from_source]
+        builds = [f"--no-build-package={n}" for n in dict.fromkeys(kept)]
     steps = [
         [uv, "venv", "--quiet", "--no-python-downloads", "--python", base_python, str(directory)],
         [
@@ -59,7 +67,7 @@ def install_commands(
             "pip",
             "install",
             "--quiet",
-            "--no-build",
+            *builds,
             "--python",
             str(python),
             *install_args(requirements),
@@ -108,7 +116,7 @@ def run_command(
     """A command run to its end, its output captured as text: uv's steps, or the probe
     in a cell (`env` given); by default the host's environment without VIRTUAL_ENV."""
     if env is None:
-        env = dict(os.environ)
+        env = {**os.environ, **installer_env()}  # pip's index, when the plan honoured it
         env.pop("VIRTUAL_ENV", None)  # uv must target the cell, not the host session
     return subprocess.run(
         command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, check=False

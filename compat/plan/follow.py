@@ -9,6 +9,8 @@ build, resolved the same way."""
 from __future__ import annotations
 
 import json
+import re
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -103,3 +105,35 @@ def previews(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
         else:
             versions.append(name)
     return tuple(versions), dists
+
+
+def newest_of_minors(
+    versions: tuple[str, ...], axis: Axis, flag: str, offline: bool
+) -> tuple[str, ...]:
+    """`--onnx 1.18`: the newest 1.18.x the axis's index has a wheel of for this Python,
+    said on stderr (the plan's output stays what CI reads); exact releases stay as given.
+    With --offline, or an index that cannot be asked, a minor version is one line asking
+    for the release."""
+    package = axis.package
+    out = []
+    for version in versions:
+        if not re.fullmatch(r"\d+\.\d+", version):
+            out.append(version)
+            continue
+        if offline:
+            ask = f"--offline cannot ask the index for the newest {version}.x"
+            raise UsageError(f"{flag} {version}: {ask}; give the release, like {version}.0")
+        try:
+            listed = releases(package, index_url=axis.index_url)
+        except CompatError as exc:
+            raise UsageError(f"{flag} {version}: {exc}; or give the release") from None
+        found = [v for v in listed if in_range(v, f"=={version}.*")]
+        if not found:
+            newest = ", ".join(listed[-3:]) or "none"
+            lacks = f"the package index has no {package} {version}.x with a wheel for this Python"
+            raise UsageError(f"{flag} {version}: {lacks}; its newest are {newest}")
+        print(
+            f"onnx-compat: {flag} {version}: {found[-1]}, the newest {version}.x", file=sys.stderr
+        )
+        out.append(found[-1])
+    return tuple(dict.fromkeys(out))

@@ -1,46 +1,27 @@
 """What the package index offers: the releases of a package with a wheel this
-interpreter can install (bisect's range, the axes that follow the index, `weekly`)."""
+interpreter can install (bisect's range, the axes that follow the index, `weekly`), and
+whether a pinned release has a wheel for a Python (no-wheel cells). The index is the one
+the user's installs use (compat/plan/index_config.py reads uv's and pip's settings), its
+pages read by compat/plan/simple.py; this module is the one that answers."""
 
 from __future__ import annotations
 
 import functools
-import json
-import urllib.request
-from typing import Any
 
 from packaging.tags import Tag, compatible_tags, cpython_tags, platform_tags, sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from compat.core.errors import CompatError, UsageError
+from compat.plan.index_config import Indexes, configured, with_axis
 from compat.plan.pythons import KNOWN
-
-INDEX_JSON = "https://pypi.org/pypi/{package}/json"
-
-
-def _pypi(package: str) -> dict[str, Any]:
-    with urllib.request.urlopen(INDEX_JSON.format(package=package), timeout=60) as answer:
-        data: dict[str, Any] = json.load(answer)
-    return data
+from compat.plan.simple import Files, project_files
 
 
-def _simple(package: str, index_url: str) -> dict[str, Any]:
-    """PEP 691's JSON simple page of `package`, as PyPI's JSON API shapes its releases."""
-    request = urllib.request.Request(
-        f"{index_url.rstrip('/')}/{package}/",
-        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as answer:
-        page = json.load(answer)
-    found: dict[str, list[dict[str, object]]] = {}
-    for entry in page.get("files", []):
-        name = str(entry.get("filename", ""))
-        try:
-            version = str(parse_wheel_filename(name)[1])
-        except InvalidWheelFilename:
-            continue
-        found.setdefault(version, []).append({"filename": name, "yanked": entry.get("yanked")})
-    return {"releases": found}
+def indexes(package: str, index_url: str = "") -> Indexes:
+    """The indexes `package` is installed from: the user's (compat/plan/index_config.py),
+    with an axis's own `index-url` in place of the default one."""
+    return with_axis(configured(), index_url, "", f"[tool.compat.{package}]")
 
 
 def _has_wheel_for(files: list[dict[str, object]], tags: set[Tag]) -> bool:
@@ -61,36 +42,49 @@ def releases(
     package: str, pre: bool = False, yanked: bool = False, index_url: str = "", python: str = ""
 ) -> list[str]:
     """Releases of `package` on the index with a wheel this interpreter (or CPython
-    `python`, `3.12`) can install: PyPI's, or `index_url`'s (an axis's own index, read
-    with the simple JSON API). Asked once per process for the same question."""
+    `python`, `3.12`) can install: the user's index, or `index_url`'s (an axis's own).
+    The index is asked once per process for the same package and indexes."""
     return list(_releases(package, pre, yanked, index_url, python))
 
 
-@functools.lru_cache(maxsize=256)
 def on_index(package: str) -> bool | None:
     """Whether the package index has a project named `package` (None: it could not be
     asked): an import name that is no distribution (a module the tests write, a
     helper beside them) is not a requirement."""
     try:
-        _files(package, "")
-    except CompatError as exc:
-        return False if "HTTP Error 404" in str(exc) else None
-    return True
+        return _listing(package, indexes(package)) is not None
+    except CompatError:
+        return None
 
 
-@functools.lru_cache(maxsize=64)
-def _files(package: str, index_url: str) -> dict[str, list[dict[str, object]]]:
-    """Every release of `package` and its files, asked once per process."""
-    try:
-        data = _simple(package, index_url) if index_url else _pypi(package)
-    except (OSError, ValueError) as exc:
-        where = index_url or "the package index"
-        raise CompatError(f"cannot list {package} releases from {where}: {exc}") from None
-    releases: dict[str, list[dict[str, object]]] = data.get("releases", {})
-    return releases
+@functools.lru_cache(maxsize=256)
+def _listing(package: str, asked: Indexes) -> Files | None:
+    """Every release of `package` and its files on the indexes `asked` (None: on none of
+    them), asked once per process for the same indexes: the first index that has the
+    project, as uv's `first-index` strategy, else all of them merged."""
+    merged: Files | None = None
+    for source in asked.sources:
+        found = project_files(package, source)
+        if found is None:
+            continue
+        if asked.first_only:
+            return found
+        merged = merged or {}
+        for version, files in found.items():
+            merged.setdefault(version, []).extend(files)
+    return merged
 
 
-@functools.lru_cache(maxsize=64)
+def _files(package: str, index_url: str) -> Files:
+    """Every release of `package` and its files, on the index its installs use."""
+    asked = indexes(package, index_url)
+    found = _listing(package, asked)
+    if found is None:
+        where = ", ".join(f"{s.shown} (from {s.where})" for s in asked.sources)
+        raise CompatError(f"cannot list {package} releases from {where}: no such project there")
+    return found
+
+
 def _releases(
     package: str, pre: bool, yanked: bool, index_url: str, python: str
 ) -> tuple[str, ...]:
@@ -109,8 +103,26 @@ def _releases(
     return tuple(sorted(found, key=Version))
 
 
-#: (package, index) pairs the index could not be asked about, in this process
-_UNREACHABLE: set[tuple[str, str]] = set()
+#: the indexes that could not be asked about a package, in this process
+_UNREACHABLE: set[tuple[str, Indexes]] = set()
+
+
+def _release(package: str, version: str, index_url: str) -> list[dict[str, object]] | None:
+    """The files of one release (its version as written or normalised: `1.18` is
+    `1.18.0`); None when the index cannot be asked or has no such release."""
+    key = (package, indexes(package, index_url))
+    if key in _UNREACHABLE:
+        return None
+    try:
+        listing = _files(package, index_url)
+    except CompatError:
+        _UNREACHABLE.add(key)  # asked once: every cell would wait again
+        return None
+    try:
+        normal = str(Version(version))
+    except InvalidVersion:
+        return None
+    return listing.get(version, listing.get(normal))
 
 
 @functools.cache
@@ -130,17 +142,36 @@ def has_wheel(package: str, version: str, python: str, index_url: str = "") -> b
     """Whether the index has a wheel of `package` `version` that CPython `python` installs
     here; None when the index cannot be asked or has no such release (the environment
     will say)."""
-    if (package, index_url) in _UNREACHABLE:
-        return None
-    try:
-        files = _files(package, index_url).get(version)
-    except CompatError:
-        _UNREACHABLE.add((package, index_url))  # asked once: every cell would wait again
-        return None
+    files = _release(package, version, index_url)
     if files is None:  # no such release: not a question of wheels (the installer says)
         return None
     usable = [f for f in files if not f.get("yanked")] or files  # a pinned yanked file installs
     return _has_wheel_for(usable, set(python_tags(python)))
+
+
+def only_sdists(package: str, version: str, index_url: str = "") -> bool:
+    """Whether the index has `package` `version` as source distributions alone, no wheel
+    for any platform: uv builds it, so it is installable (a release with wheels, none for
+    this Python, would be built from source the same way, which onnx's C++ is not)."""
+    files = _release(package, version, index_url)
+    return bool(files) and not any(str(f.get("filename", "")).endswith(".whl") for f in files or ())
+
+
+def _pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The (name, version) of each plain exact pin: `onnx==1.18.0`, not `pkg[x]==1` or
+    one with a marker."""
+    found = []
+    for requirement in requirements:
+        name, exact, version = requirement.partition("==")
+        if exact and ";" not in requirement and "[" not in name and " " not in name:
+            found.append((name, version))
+    return found
+
+
+def built_from_source(requirements: tuple[str, ...]) -> tuple[str, ...]:
+    """The exactly pinned packages of `requirements` whose release the index has only as
+    sdists: uv is let build these (and only these of the cell's pins) from source."""
+    return tuple(name for name, version in _pins(requirements) if only_sdists(name, version))
 
 
 def wheel_pythons(
@@ -170,16 +201,14 @@ def check_on_index(versions: tuple[str, ...], package: str, flag: str, index_url
 def missing_wheel(requirements: tuple[str, ...], python: str) -> str:
     """Why a cell cannot exist on CPython `python`: the first exactly pinned release the
     index has no wheel of for it, said with the Pythons it has wheels for; "" when every
-    pin has one, or when the index cannot say (a cell with an index of its own, an index
+    pin has one (or is a release of sdists alone, which uv builds), or when the index
+    cannot say (a cell with an index of its own, an index
     that cannot be asked: the environment is built and says)."""
     indexes = ("--index-url", "--extra-index-url")  # a cell's own index: not this one's
     if not python or any(r.startswith(indexes) for r in requirements):
         return ""
-    for requirement in requirements:
-        name, exact, version = requirement.partition("==")
-        if not exact or ";" in requirement or "[" in name:
-            continue
-        if has_wheel(name, version, python) is False:
+    for name, version in _pins(requirements):
+        if has_wheel(name, version, python) is False and not only_sdists(name, version):
             others = wheel_pythons(name, version, KNOWN)  # the Pythons a message lists
             has = (
                 f"wheels for {', '.join(others)}"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compat.plan.config import Config
-from compat.plan.follow import follow, previews
+from compat.plan.follow import follow, newest_of_minors, previews
 from compat.plan.index import check_on_index
 from compat.plan.matrix import (
     Plan,
@@ -42,22 +42,36 @@ def follow_axes(request: Request, config: Config) -> tuple[Config, dict[str, obj
     return follow(config, request.state_dir(), request.plan.offline)
 
 
-def resolve_plan(request: Request, config: Config) -> tuple[Plan, Plan]:
-    """(the whole plan, the part this process runs): they differ only with --shard."""
+def given_axes(
+    request: Request, config: Config
+) -> tuple[tuple[str, ...] | None, dict[str, str], tuple[str, ...] | None]:
+    """`--onnx` and `--ort` as releases (None: not given): previews and minor versions
+    (`1.18`, its newest 1.18.x) resolved from the index, and each release checked there;
+    with the distributions of the previews."""
     asked = request.plan
-    config, _ = follow_axes(request, config)
-    config = project_config(request, config)
     onnx: tuple[str, ...] | None = None
     dists: dict[str, str] = {}
     if asked.onnx is not None:  # `--onnx ""` is an empty list, never the configured axis
         onnx, dists = previews(asked.onnx)
+        onnx = newest_of_minors(onnx, config.onnx, "--onnx", asked.offline)
     ort = parse_version_list(asked.ort, "--ort") if asked.ort is not None else None
+    if ort:
+        ort = newest_of_minors(ort, config.onnxruntime, "--ort", asked.offline)
     if not asked.offline:  # a release the index lacks: said now
         if onnx:
             plain = tuple(v for v in onnx if v not in dists)
             check_on_index(plain, "onnx", "--onnx", config.onnx.index_url)
         if ort:
             check_on_index(ort, "onnxruntime", "--ort", config.onnxruntime.index_url)
+    return onnx, dists, ort
+
+
+def resolve_plan(request: Request, config: Config) -> tuple[Plan, Plan]:
+    """(the whole plan, the part this process runs): they differ only with --shard."""
+    asked = request.plan
+    config, _ = follow_axes(request, config)
+    config = project_config(request, config)
+    onnx, dists, ort = given_axes(request, config)
     given = dict(parse_axis(text) for text in asked.pkg)
     extra = tuple({**dict(config.axes), **given}.items())
     pythons = plan_pythons(request, config)
