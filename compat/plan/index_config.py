@@ -16,6 +16,7 @@ that has a package is the only one asked, uv's default, or all are).
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from compat.core.errors import UsageError
 
 PYPI = "https://pypi.org/simple"
 
-#: the environment variables read here (the cache of configurations is keyed by them)
+#: the environment variables read here
 _VARIABLES = (
     "UV_DEFAULT_INDEX",
     "UV_INDEX_URL",
@@ -92,6 +93,17 @@ def _env_list(name: str, value: str) -> list[Source]:
 def _read_toml(path: Path, table: str) -> dict[str, Any]:
     """The uv settings of one file: `uv.toml` as it is, `pyproject.toml`'s `[tool.uv]`
     (`{}` without one). A file uv could not read either is one line naming it."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read uv's settings ({exc.strerror})") from None
+    return _parsed(path, table, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(path: Path, table: str, mtime: int, size: int) -> dict[str, Any]:
+    """A settings file as it is now (keyed by its time and size: asked for every cell
+    and Python, read once while it stays the same)."""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -158,23 +170,13 @@ def _file_sources(path: Path) -> tuple[list[Source], Source | None]:
 
 def configured(cwd: Path | None = None, environ: dict[str, str] | None = None) -> Indexes:
     """The indexes uv (or, when uv names none, pip) is configured to install from."""
-    env = dict(os.environ if environ is None else environ)
-    return _configured(cwd or Path.cwd(), tuple((k, env.get(k, "")) for k in _VARIABLES))
-
-
-_CACHE: dict[tuple[Path, tuple[tuple[str, str], ...]], Indexes] = {}
-
-
-def _configured(cwd: Path, key: tuple[tuple[str, str], ...]) -> Indexes:
-    if (cwd, key) in _CACHE:  # asked for every cell and Python: files read once
-        return _CACHE[(cwd, key)]
-    env = dict(key)
+    env = {k: (os.environ if environ is None else environ).get(k, "") for k in _VARIABLES}
     extras = _env_list("UV_INDEX", env["UV_INDEX"])
     extras += _env_list("UV_EXTRA_INDEX_URL", env["UV_EXTRA_INDEX_URL"])
     default = next(
         (Source(env[v], v) for v in ("UV_DEFAULT_INDEX", "UV_INDEX_URL") if env[v]), None
     )
-    for path in config_files(cwd, env):
+    for path in config_files(cwd or Path.cwd(), env):
         more, named = _file_sources(path)
         extras += more
         default = default or named
@@ -183,8 +185,7 @@ def _configured(cwd: Path, key: tuple[tuple[str, str], ...]) -> Indexes:
         default = Source(env["PIP_INDEX_URL"], "PIP_INDEX_URL") if env["PIP_INDEX_URL"] else None
     default = default or Source(PYPI, "PyPI, uv's default")
     strategy = env["UV_INDEX_STRATEGY"] or "first-index"
-    _CACHE[(cwd, key)] = Indexes((*extras, default), strategy == "first-index")
-    return _CACHE[(cwd, key)]
+    return Indexes((*extras, default), strategy == "first-index")
 
 
 def with_axis(indexes: Indexes, index_url: str, extra_index_url: str, where: str) -> Indexes:

@@ -127,7 +127,8 @@ def project_files(package: str, source: Source) -> Files | None:
     if authorization:  # never sent on to where a redirect points
         request.add_unredirected_header("Authorization", authorization)
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+        # an opener per page: it reads the proxy settings (HTTPS_PROXY, NO_PROXY) now
+        with urllib.request.build_opener().open(request, timeout=TIMEOUT) as answer:
             files = _parse(answer.read(), answer.headers.get("Content-Type", ""))
     except urllib.error.HTTPError as exc:
         if exc.code in (404, 410):
