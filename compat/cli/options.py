@@ -33,8 +33,12 @@ def add_config(parser: argparse.ArgumentParser) -> None:
 
 
 def add_axes(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--onnx", metavar="V1,V2", help="replace the onnx axis")
-    parser.add_argument("--ort", metavar="V1,V2", help="replace the onnxruntime axis")
+    parser.add_argument(
+        "--onnx", metavar="V1,V2", help="replace the onnx axis (1.18: its newest 1.18.x)"
+    )
+    parser.add_argument(
+        "--ort", metavar="V1,V2", help="replace the onnxruntime axis (1.24: its newest 1.24.x)"
+    )
     parser.add_argument(
         "--offline",
         action="store_true",
