@@ -31,7 +31,7 @@ from onnx import helper
 
 from compat.core.case import Case, Detector, KnownFailure
 from compat.corpus.make import model, randn, tensor, unknown
-from compat.corpus.values import dims
+from compat.corpus.ranks import rank
 from compat.corpus.walk import find
 
 SHAPES = {
@@ -88,12 +88,13 @@ def cases() -> list[Case]:
 
 
 def _not_4d(model: onnx.ModelProto) -> list[str]:
-    """GlobalMaxPool whose input the model shows (declared or constant) with a rank other
-    than 4; an input of unknown rank says nothing."""
+    """GlobalMaxPool whose input has a rank other than 4, as the model declares it or as
+    its producers give it (tf2onnx writes no value_info: magika's Conv1d, squeezed to
+    rank 3); an input of unknown rank says nothing."""
     found = []
     for site in find(model, "GlobalMaxPool"):
-        shape = dims(site.scope, site.node.input[0]) if site.node.input else None
-        if shape is not None and len(shape) != TWIN_RANK:
+        known = rank(site.scope, site.node.input[0]) if site.node.input else None
+        if known is not None and known != TWIN_RANK:
             found.append(site.path)
     return found
 
@@ -101,7 +102,7 @@ def _not_4d(model: onnx.ModelProto) -> list[str]:
 DETECTORS = [
     Detector(
         id="global_max_pool_3d.not_4d",
-        construct="GlobalMaxPool on an input of rank 3 or 5+ (as the model declares it)",
+        construct="GlobalMaxPool on an input of rank 3 or 5+ (declared, or from its producers)",
         known=WRONG_AXES,
         find=_not_4d,
     ),

@@ -151,6 +151,9 @@ class TaskOptions(TypedDict, total=False):
     cwd: str  # where a command runs: the cell's copy of the project's tree
     attempt: int  # a command's attempt (2: its rerun), appended to its log
     only: List[str]  # a rerun of a pytest command: only these failing tests run
+    #: False: `ort_run` searches for no optimizer responsible (checks_ort.UNSEARCHED in
+    #: its place), for triage's reduction, which needs that search only sometimes
+    blame: bool
 
 
 class Task(_TaskNeeds, TaskOptions):

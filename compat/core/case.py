@@ -76,6 +76,9 @@ class Detector:
     #: the rewrite of the catalogue (compat/corpus/rewrites.py) that spells the construct
     #: the portable way; "" when there is none
     rewrite: str = ""
+    #: what else a cell must have installed for the bug to show, as requirements
+    #: (`numpy>=2.4`): the prediction holds only in the cells that have it
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

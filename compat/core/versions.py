@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from compat.core.errors import CompatError, UsageError
@@ -29,6 +33,17 @@ def parse_range(text: str, where: str, error: type[CompatError] = UsageError) ->
 def in_range(version: str, spec: str) -> bool:
     """True when `version` lies in the range `spec`, pre-releases included."""
     return SpecifierSet(spec).contains(version, prereleases=True)
+
+
+def holds(requires: Sequence[str], installed: Mapping[str, str]) -> bool:
+    """True when every requirement (`numpy>=2.4`) holds for the distributions `installed`
+    (name: version); a distribution not installed meets none."""
+    for text in requires:
+        wanted = Requirement(text)
+        version = installed.get(canonicalize_name(wanted.name)) or installed.get(wanted.name)
+        if version is None or not wanted.specifier.contains(version, prereleases=True):
+            return False
+    return True
 
 
 def version_key(version: str) -> Version:

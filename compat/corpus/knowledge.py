@@ -19,6 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from compat.core.case import Detector
 from compat.core.errors import ConfigError
 
@@ -83,6 +85,14 @@ def _detectors(module: ModuleType, path: Path) -> tuple[Detector, ...]:
             )
         if not detector.known.checks:
             raise ConfigError(f"{path}: detector {detector.id}'s known failure names no check")
+        for text in detector.requires:
+            try:
+                Requirement(text)
+            except InvalidRequirement:
+                raise ConfigError(
+                    f"{path}: detector {detector.id} requires {text!r}, not a requirement; "
+                    "write one like 'numpy>=2.4'"
+                ) from None
     return tuple(found)
 
 
@@ -167,6 +177,7 @@ def detector_json(detector: Detector) -> dict[str, Any]:
         "reason": known.reason,
         "link": known.link,
         "rewrite": detector.rewrite,
+        "requires": list(detector.requires),
         "portable": rewrite,
     }
 

@@ -15,28 +15,23 @@ refusals of the cells, only when a detector asks for a constant's value.
 
 from __future__ import annotations
 
-import json
 import os
-import tomllib
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from packaging.version import InvalidVersion, Version
 
 from compat.core.case import Detector
 from compat.core.errors import ConfigError, UsageError
 from compat.core.versions import in_range, intersect, parse_range
 from compat.corpus.knowledge import covered, detectors, operators
 from compat.corpus.load_limits import refusals
+from compat.corpus.project_axes import axis_releases, config_file
 from compat.corpus.session import GaveUp, Reader, external_files, reader, scanning
-from compat.plan.toml_values import read_compat_table
 
 if TYPE_CHECKING:
     import onnx
 
-PACKAGES = ("onnx", "onnxruntime")
 #: the seconds a scan may take (`scan --budget`): a model of 10^5 nodes takes a few, a
 #: model built to make its walk explode takes them all
 BUDGET = 30.0
@@ -65,13 +60,14 @@ class Finding:
     #: "bug": a known upstream bug a detector found; "limit": releases that cannot load
     #: the model at all, its IR version or opset newer than they read (by design)
     kind: str = "bug"
+    requires: tuple[str, ...] = ()  # what else a cell must have for it to show: numpy>=2.4
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
-        tuples = {"where", "releases", "checks"}
+        tuples = {"where", "releases", "checks", "requires"}
         values: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in data.items()}
         return cls(**values)
 
@@ -108,58 +104,6 @@ class Scan:
             "outside": [f.to_dict() for f in self.outside],
             "uncovered": [asdict(u) for u in self.uncovered],
         }
-
-
-# -- the project's releases ---------------------------------------------------------------
-
-
-def config_file(given: Path | None = None) -> Path | None:
-    """The `[tool.compat]` whose axes name the releases: `given`, else ./pyproject.toml when
-    it has one, else the built-in one (this checkout's pyproject.toml), else none."""
-    if given is not None:
-        return given
-    for candidate in (
-        Path("pyproject.toml"),
-        Path(__file__).resolve().parents[2] / "pyproject.toml",
-    ):
-        try:
-            data = tomllib.loads(candidate.read_text())
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if isinstance(data.get("tool"), dict) and "compat" in data["tool"]:
-            return candidate
-    return None
-
-
-def axis_releases(config: Path | None) -> dict[str, tuple[str, ...]]:
-    """Each package's releases on its axis in `config`: listed, or (an axis that follows
-    the index, `versions = ">=1.15"`) as last resolved into the state directory; never
-    asks the index. Only the axes are read: a scan takes no other key of the config."""
-    if config is None:
-        return {}
-    table = read_compat_table(config)
-    found: dict[str, tuple[str, ...]] = {}
-    for package in PACKAGES:
-        axis = table.get(package)
-        versions = axis.get("versions") if isinstance(axis, dict) else None
-        if isinstance(versions, str):  # a range that follows the index
-            record = config.resolve().parent / ".compat" / "axes.json"
-            try:
-                recorded = json.loads(record.read_text())
-                versions = recorded[f"{package} {versions.strip()}"]["versions"]
-            except (OSError, ValueError, KeyError, TypeError):
-                versions = []
-        if isinstance(versions, list):
-            found[package] = tuple(v for v in versions if isinstance(v, str) and _release(v))
-    return found
-
-
-def _release(text: str) -> bool:
-    try:
-        Version(text)
-    except InvalidVersion:
-        return False
-    return True
 
 
 # -- the scan -----------------------------------------------------------------------------
@@ -208,6 +152,7 @@ def _finding(
         link=known.link,
         rewrite=detector.rewrite,
         portable=BY_NAME[detector.rewrite].description if detector.rewrite else "",
+        requires=detector.requires,
     )
 
 

@@ -131,8 +131,9 @@ def clash(requirements: list[str], python: str = "") -> str:
     command += ["--python-version", python] if python else []
     try:
         text = "\n".join(requirements)
+        env = {**os.environ, **installer_env()}  # the index the plan asked
         done = subprocess.run(
-            command, input=text, capture_output=True, text=True, timeout=120, check=False
+            command, input=text, capture_output=True, text=True, timeout=120, check=False, env=env
         )
     except (OSError, subprocess.TimeoutExpired, CompatError):
         return ""

@@ -11,7 +11,7 @@ fails, or an unpredicted one that passes, `agree`; a failure nobody predicted is
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -19,12 +19,13 @@ from typing import Literal
 from compat.core.case import KnownFailure
 from compat.core.errors import UsageError
 from compat.core.outcomes import CheckResult, Outcome
-from compat.core.versions import in_range, version_key
+from compat.core.versions import holds, in_range, version_key
 from compat.corpus.discover import Corpus
 from compat.corpus.dropin import load_model, model_case, model_runs, model_tolerance, slug
 from compat.corpus.knowledge import detectors
 from compat.corpus.known import unlike
-from compat.corpus.scan import Finding, Scan, config_file
+from compat.corpus.project_axes import config_file
+from compat.corpus.scan import Finding, Scan
 from compat.execute.progress import Progress
 from compat.execute.run import run_matrix
 from compat.plan.config import load_config
@@ -78,13 +79,18 @@ def releases_to_run(scan: Scan, axes: dict[str, tuple[str, ...]]) -> dict[str, l
     return {p: sorted(v, key=version_key) for p, v in chosen.items()}
 
 
-def predicted(findings: tuple[Finding, ...], cell: Cell, check: str) -> tuple[str, ...]:
+def predicted(
+    findings: tuple[Finding, ...], cell: Cell, check: str, installed: Mapping[str, str]
+) -> tuple[str, ...]:
     """The detectors whose bug covers `check` in this cell (by the bug's own range: the
-    cells just outside the target are judged too)."""
+    cells just outside the target are judged too), where the cell has what the bug
+    also requires (`installed`: the cell's distributions)."""
     return tuple(
         f.detector
         for f in findings
-        if check in f.checks and in_range(cell.version(f.package), f.known)
+        if check in f.checks
+        and in_range(cell.version(f.package), f.known)
+        and holds(f.requires, installed)
     )
 
 
@@ -109,7 +115,11 @@ def unlike_any(by: tuple[str, ...], result: CheckResult, looks: dict[str, KnownF
 
 
 def judge(
-    plan: Plan, scan: Scan, results: Sequence[CheckResult], looks: dict[str, KnownFailure]
+    plan: Plan,
+    scan: Scan,
+    results: Sequence[CheckResult],
+    looks: dict[str, KnownFailure],
+    installed: Mapping[str, Mapping[str, str]],
 ) -> list[Judged]:
     """Each result of the run against the scan's predictions: a failure is the predicted
     one only when it looks like it (`looks`: each detector's bug, with its phase,
@@ -118,7 +128,7 @@ def judge(
     found = (*scan.findings, *scan.outside)
     judged = []
     for result in results:
-        by = predicted(found, cells[result.cell], result.check)
+        by = predicted(found, cells[result.cell], result.check, installed.get(result.cell, {}))
         detail = " ".join(result.detail.split())[:160]
         if result.outcome in FAILED:
             other = unlike_any(by, result, looks) if by else ""
@@ -199,4 +209,5 @@ def verify(
         print(f"  a drop-in model is not checked by {', '.join(unchecked)}: predictions there "
               "stay unconfirmed", file=sys.stderr)  # fmt: skip
     looks = {d.id: d.known for d in detectors(corpus)}  # the scan's own detectors
-    return judge(plan, scan, report.results, looks)
+    installed = {c.id: c.installed for c in report.cells}
+    return judge(plan, scan, report.results, looks, installed)

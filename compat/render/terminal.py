@@ -10,7 +10,7 @@ from typing import Any
 
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.report import Report
-from compat.core.versions import in_range
+from compat.core.versions import holds, in_range
 from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, SQUARES, axis_row, listed
 from compat.render.axes import (
     axis_title,
@@ -157,7 +157,9 @@ def _predicting(findings: list[dict[str, Any]], cell: CellRecord, check: str) ->
     return [
         f["detector"]
         for f in findings
-        if check in f["checks"] and in_range(cell.version(f["package"]), f["known"])
+        if check in f["checks"]
+        and in_range(cell.version(f["package"]), f["known"])
+        and holds(f.get("requires", ()), cell.installed)
     ]
 
 

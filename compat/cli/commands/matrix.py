@@ -168,8 +168,16 @@ def dropin_scan(
             why = str(exc) if isinstance(exc, CompatError) else f"{type(exc).__name__}: {exc}"
             warn(f"scan of {case.id} skipped, the matrix runs it unpredicted: {why}")
             continue
-        scanned[case.id] = [{"detector": f.detector, "package": f.package, "known": f.known,
-                             "checks": list(f.checks)} for f in found]  # fmt: skip
+        scanned[case.id] = [
+            {
+                "detector": f.detector,
+                "package": f.package,
+                "known": f.known,
+                "checks": list(f.checks),
+                "requires": list(f.requires),
+            }
+            for f in found
+        ]
     return {"scan": scanned}
 
 
