@@ -88,6 +88,13 @@ def local_index(tmp_path: Path) -> Iterator[Served]:
         (root / project).mkdir(parents=True)
         for name in names:
             (root / project / name).write_bytes(b"")
+    (root / "onnx-weekly").mkdir()  # a PEP 503 page as an index writes it, one file yanked
+    (root / "onnx-weekly" / "index.html").write_text(
+        '<html><body><a href="../../f/onnx_weekly-1.20.0.dev20250101-py3-none-any.whl#sha256=0">'
+        "onnx_weekly-1.20.0.dev20250101-py3-none-any.whl</a>\n"
+        '<a href="/f/onnx_weekly-1.20.0.dev20250108-py3-none-any.whl" data-yanked="broken">'
+        "onnx_weekly-1.20.0.dev20250108-py3-none-any.whl</a></body></html>"
+    )
     (root / "tinysdist").mkdir()
     _sdist(root / "tinysdist")
     served = Served("")
@@ -163,9 +170,13 @@ def test_a_no_wheel_decision_follows_the_local_index_files(
     assert public == []
 
 
-def test_bisect_range_comes_from_the_local_index(local_index: Served, public: list[str]) -> None:
+def test_bisect_range_and_previews_come_from_the_local_index(
+    local_index: Served, public: list[str]
+) -> None:
     asked = BisectRequest(Request(), "onnx", good="1.18.0", bad="1.19.5")
     assert bisected(asked, "1.18.0", "") == ["1.18.0", "1.18.7", "1.19.5"]
+    assert releases("onnx-weekly", pre=True) == ["1.20.0.dev20250101"]  # the yanked one left out
+    assert releases("onnx-weekly", pre=True, yanked=True)[-1] == "1.20.0.dev20250108"
     assert bisected(asked, "1.18.0", "3.12") == ["1.18.0", "1.18.7", "1.19.5"]
     beyond = BisectRequest(Request(), "onnx", good="1.18.0", bad="7.2.0")
     with pytest.raises(UsageError, match=r"--bad 7\.2\.0: onnx 7\.2\.0 has no wheel for CPython"):
