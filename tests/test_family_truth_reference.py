@@ -1,11 +1,14 @@
 """The verdicts of the reference-evaluator families (qdq_reference_opset,
-batchnorm_legacy_opset, global_max_pool_3d: issue 35 item 1) held to plain venvs.
+batchnorm_legacy_opset, global_max_pool_3d, lstm_cell_state_output: issue 35 item 1)
+held to plain venvs.
 
-The matrix runs the three families on onnx 1.15.0, 1.16.2 and 1.23.2 and onnxruntime
+The matrix runs the four families on onnx 1.15.0, 1.16.2 and 1.23.2 and onnxruntime
 1.15.1, 1.16.3, 1.24.4 and 1.25.1: either side of the DequantizeLinear gap (onnx 1.15.0
 runs DequantizeLinear-13, 1.16.2 and 1.23.2 lack it), of onnxruntime's missing opset 19
 Q/DQ kernels (1.15.1 / 1.16.3) and of its 8-bit MatMulNBits fusion (1.24.4 / 1.25.1);
-the BatchNormalization and GlobalMaxPool bugs are in every release. A plain venv per
+the BatchNormalization and GlobalMaxPool bugs are in every release, the LSTM's missing
+`Y_c` before onnx 1.23 (1.15.0 raises KeyError where a node reads it, 1.16.2
+RuntimeError; 1.23.2 returns it). A plain venv per
 cell's pair (uv venv, onnx + onnxruntime + numpy, nothing of this project) runs
 tests/data/family_truth/reference_limits.py on the very bytes the matrix ran, and for
 each (cell, case, check) of `reference` and `ort_run` the matrix's verdict (pass, a
@@ -28,7 +31,12 @@ from tests.conftest import ROOT
 from tests.data.family_truth.venvs import plain_answers
 from tests.helpers import family_matrix
 
-FAMILIES = ("qdq_reference_opset", "batchnorm_legacy_opset", "global_max_pool_3d")
+FAMILIES = (
+    "qdq_reference_opset",
+    "batchnorm_legacy_opset",
+    "global_max_pool_3d",
+    "lstm_cell_state_output",
+)
 ONNX = ("1.15.0", "1.16.2", "1.23.2")
 ORT = ("1.15.1", "1.16.3", "1.24.4", "1.25.1")
 #: the onnxruntime the onnx axis runs with (the project's pivot release among those)
@@ -79,7 +87,7 @@ def test_the_reference_families_verdicts_are_what_plain_venvs_show(
         if verdict != answer["verdict"]:
             mismatches.append((result["cell"], result["case"], result["check"], verdict, answer))
     assert not mismatches, mismatches
-    assert compared >= 150, compared  # 15 cases x 6 cells x 2 checks, less the limits
+    assert compared >= 200, compared  # 20 cases x 6 cells x 2 checks, less the limits
 
     def said(cell: str, case: str, check: str) -> str:
         return str(plain[cell]["results"][f"{case}"][check]["verdict"])
@@ -112,3 +120,19 @@ def test_the_reference_families_verdicts_are_what_plain_venvs_show(
     ):
         assert [said(f"onnx{o}-ort{PIVOT}", case, "reference") for o in ONNX] == [wrong] * 3
         assert said(newest, case, "ort_run") == "pass"
+    # the LSTM's Y_c: missing before onnx 1.23 wherever it is used, returned by 1.23.2
+    lstm = "lstm_cell_state_output."
+    for case, wrong in (
+        ("state_output", "fail"),
+        ("c_consumed", "fail"),
+        ("if_branch_consumed", "fail"),
+        ("y_h", "pass"),
+        ("c_unused", "pass"),
+    ):
+        ran = [said(f"onnx{o}-ort{PIVOT}", lstm + case, "reference") for o in ONNX]
+        assert ran == [wrong, wrong, "pass"], case
+        assert said(newest, lstm + case, "ort_run") == "pass"
+    # up to onnx 1.15 a read Y_c is a KeyError, from 1.16 the evaluator's RuntimeError
+    consumed = [plain[f"onnx{o}-ort{PIVOT}"]["results"][lstm + "c_consumed"] for o in ONNX[:2]]
+    assert consumed[0]["reference"]["detail"] == "KeyError: 'c'"
+    assert consumed[1]["reference"]["detail"].startswith("RuntimeError: Unable to find input 'c'")

@@ -1,6 +1,7 @@
 """What this venv's onnx reference evaluator and onnxruntime do with the models of the
-qdq_reference_opset, batchnorm_legacy_opset and global_max_pool_3d families, asked
-without onnx-compat: the ground truth of tests/test_family_truth_reference.py.
+qdq_reference_opset, batchnorm_legacy_opset, global_max_pool_3d and
+lstm_cell_state_output families, asked without onnx-compat: the ground truth of
+tests/test_family_truth_reference.py.
 
     python reference_limits.py FOLDER
 
