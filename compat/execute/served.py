@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Unpack
 
 from compat.cell import protocol
 from compat.cell.protocol import RawRecord
@@ -73,12 +73,15 @@ class ServedWorker:
         self.process = None
         return None
 
-    def run(self, case: str, check: str, case_dir: Path) -> RawRecord:
-        """One check of one written case: the worker's result record."""
+    def run(
+        self, case: str, check: str, case_dir: Path, **options: Unpack[protocol.TaskOptions]
+    ) -> RawRecord:
+        """One check of one written case (`options`: the task's, protocol.TaskOptions):
+        the worker's result record."""
         process = self.process or self._start()
         log_start = self.log.stat().st_size
         started = time.monotonic()
-        task = protocol.task(case, check, str(case_dir))
+        task = protocol.task(case, check, str(case_dir), **options)
         try:
             assert process.stdin is not None
             process.stdin.write((json.dumps(task) + "\n").encode())

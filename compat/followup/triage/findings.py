@@ -67,6 +67,21 @@ def signature(check: str, outcome: str, phase: str, detail: str) -> str:
     return f"{check} {where}: {text}"
 
 
+def head_signature(check: str, outcome: str, phase: str, head: str) -> str | None:
+    """The signature of a detail's head, the text before a part its check may leave out
+    (`ort_run`'s search for the optimizers responsible, checks_ort.UNSEARCHED): two
+    details whose heads differ this way differ the same way whatever follows, since no
+    message a check compares holds those sentences. None when blanking could reach
+    past the head (a quote or a list it leaves open, a cut, onnx's node list)."""
+    first = head.splitlines()[0] if head else ""
+    blanked = _QUOTED.sub("", first)
+    if "'" in blanked or '"' in blanked or blanked.rfind("[") > blanked.rfind("]"):
+        return None
+    if _CUT.search(first) or "(op_type:" in first:
+        return None
+    return signature(check, outcome, phase, first)
+
+
 def same_way(one: str, other: str) -> bool:
     """Two signatures of the same failure: equal, or one the start of the other where
     that one holds only the start of its message."""

@@ -5,15 +5,15 @@ passing one, every candidate run by one long-lived worker per release."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnx
 
+from compat.cell.checks_ort import UNSEARCHED
 from compat.cell.protocol import RawRecord
 from compat.core.case import Case
 from compat.core.errors import CompatError
@@ -25,7 +25,14 @@ from compat.execute.served import ServedWorker
 from compat.followup.cut import node_count, nodes_in_bodies
 from compat.followup.reduce import Progress, Reduced, reduce
 from compat.followup.triage.common import only_check, plural, say
-from compat.followup.triage.findings import Finding, same_way, signature_of, state
+from compat.followup.triage.findings import (
+    PARTIAL,
+    Finding,
+    head_signature,
+    same_way,
+    signature_of,
+    state,
+)
 from compat.plan.matrix import Cell
 
 
@@ -96,10 +103,11 @@ def minimal_model(
         else None
     )
     workers = bad.started + (good.started if good else 0)
+    searched = f" ({fails.searched} with the optimizer search)" if fails.searched else ""
     say(
         f"  minimal: {describe(reduced.model)} "
         f"({', '.join(n.op_type for n in reduced.model.graph.node)}), "
-        f"{plural(reduced.tried, 'candidate')}, {plural(workers, 'worker')}"
+        f"{plural(reduced.tried, 'candidate')}{searched}, {plural(workers, 'worker')}"
     )
     note = _not_smaller(reduced, case) if start is None else ""
     return Minimal(
@@ -147,7 +155,13 @@ def _not_smaller(reduced: Reduced, case: Case) -> str:
     return note
 
 
-Evaluate = Callable[[str, str, Path], RawRecord]
+class Evaluate(Protocol):
+    """One check of a written case in a worker: its result record; `blame` False asks
+    `ort_run` to search for no optimizer responsible."""
+
+    def __call__(
+        self, case: str, check: str, case_dir: Path, *, blame: bool = ...
+    ) -> RawRecord: ...
 
 
 def describe(model: onnx.ModelProto) -> str:
@@ -158,7 +172,12 @@ def describe(model: onnx.ModelProto) -> str:
 class SameFailure:
     """The reduction's predicate: a candidate fails like the finding (same signature) on
     the failing release and, when there is one, passes on the passing release. `bad` and
-    `good` run one check of a written case there and return its result record."""
+    `good` run one check of a written case there and return its result record.
+
+    `ort_run` runs first without its search for the optimizers responsible, which takes
+    most of its time on a large model: a candidate whose failure differs before that
+    search cannot fail the same way, and only one that does not is run with it. The
+    passing release never searches: only a pass lets a candidate through."""
 
     def __init__(
         self, finding: Finding, case: Case, work: Path, bad: Evaluate, good: Evaluate | None
@@ -167,18 +186,60 @@ class SameFailure:
         self.bad, self.good = bad, good
         self.counter = itertools.count()
         self.last: dict[str, Any] = {}  # the last candidate that failed the same way
+        self.head: list[str | None] = []  # the finding's head signature, once known
+        self.searched = 0  # candidates run with the search
 
     def __call__(self, model: onnx.ModelProto, feeds: dict[str, Any]) -> bool:
         check = self.finding.check
         candidate = only_check(replace(self.case, model=model, inputs=feeds, extra_runs=()), check)
         files = write_case(candidate, self.work / str(next(self.counter)))
-        got = self.bad(candidate.id, check, files.directory)
-        if state(got["outcome"]) != "bad" or not same_way(
-            signature_of(got), self.finding.signature
+        got = self._on_bad(candidate.id, files.directory)
+        if (
+            got is None
+            or state(got["outcome"]) != "bad"
+            or not same_way(signature_of(got), self.finding.signature)
         ):
             return False
-        passed = self.good(candidate.id, check, files.directory) if self.good else None
+        passed = self.good(candidate.id, check, files.directory, blame=False) if self.good else None
         if passed is not None and state(passed["outcome"]) != "good":
             return False
         self.last.update(bad=got, good=passed, files=files)
         return True
+
+    def _on_bad(self, case_id: str, folder: Path) -> RawRecord | None:
+        """The candidate's result on the failing release; None when its failure differs
+        from the finding's before the search, which then does not run."""
+        check = self.finding.check
+        quick = self.bad(case_id, check, folder, blame=False)
+        head = _head(quick)
+        if head is None:  # nothing left out: the result as a search would leave it
+            return quick
+        wanted = self._finding_head()
+        seen = head_signature(check, quick["outcome"], quick["phase"], head)
+        if wanted is not None and seen is not None and not same_way(seen, wanted):
+            return None
+        self.searched += 1
+        return self.bad(case_id, check, folder)
+
+    def _finding_head(self) -> str | None:
+        """The head signature of the model as given on the failing release (run once
+        without the search), when it is the start of the finding's signature; else None,
+        and every candidate is run with the search."""
+        if not self.head:
+            check = self.finding.check
+            original = only_check(self.case, check)
+            files = write_case(original, self.work / "finding")
+            quick = self.bad(original.id, check, files.directory, blame=False)
+            head = _head(quick)
+            wanted = head_signature(check, quick["outcome"], quick["phase"], head or "")
+            start = wanted.removesuffix(PARTIAL) if head is not None and wanted else None
+            alike = start is not None and self.finding.signature.startswith(start)
+            self.head.append(wanted if alike else None)
+        return self.head[0]
+
+
+def _head(record: RawRecord) -> str | None:
+    """A result's detail before the search it left out (checks_ort.UNSEARCHED), or None
+    when it left none out."""
+    cut = record["detail"].find("; " + UNSEARCHED)
+    return None if cut < 0 else record["detail"][:cut]
