@@ -31,10 +31,11 @@ from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.report import Report, read_json
 from compat.core.versions import holds, in_range, intersect
 from compat.corpus.discover import discover_cases
+from compat.corpus.findings import Finding
 from compat.corpus.knowledge import detectors, families
 from compat.corpus.make import randn
 from compat.corpus.rewrites import CATALOGUE, mutated
-from compat.corpus.scan import Finding, scan, scan_model
+from compat.corpus.scan import scan, scan_model
 from tests.conftest import ROOT
 from tests.helpers import UNSEEN_BY_MODELS, buried
 
@@ -331,7 +332,8 @@ def test_scan_json_has_the_documented_schema(
 ) -> None:
     assert main(["scan", str(pads_file), "--json", "--onnx", ""]) == 1
     document = json.loads(capsys.readouterr().out)
-    assert set(document) == {"version", "model", "target", "findings", "outside", "uncovered"}
+    top = {"version", "model", "target", "findings", "outside", "uncovered", "conditional"}
+    assert set(document) == top
     assert document["target"] == {"onnx": "", "onnxruntime": ">=1.20"}
     (finding,) = document["findings"]
     assert set(finding) == {
@@ -349,6 +351,7 @@ def test_scan_json_has_the_documented_schema(
         "portable",
         "kind",
         "requires",
+        "condition",
     }
     assert finding["affected"] == "<1.21" and finding["kind"] == "bug"
     assert all(set(u) == {"domain", "op_type", "count"} for u in document["uncovered"])

@@ -19,7 +19,8 @@ from compat.core.outcomes import Outcome
 from compat.core.report import Report, read_json
 from compat.core.versions import in_range
 from compat.corpus.discover import discover_cases
-from compat.corpus.scan import Finding, scan, scan_model
+from compat.corpus.findings import Finding
+from compat.corpus.scan import scan, scan_model
 from compat.render.load_limits import render_load_limits
 from tests.conftest import ROOT
 

@@ -16,7 +16,9 @@ refusals of the cells, only when a detector asks for a constant's value.
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,52 +26,22 @@ from typing import TYPE_CHECKING, Any
 from compat.core.case import Detector
 from compat.core.errors import ConfigError, UsageError
 from compat.core.versions import in_range, intersect, parse_range
+from compat.corpus.bindings import bind, from_inputs
+from compat.corpus.dropin import run_files
+from compat.corpus.findings import Finding, at_zero, detect, in_target, once
+from compat.corpus.inputs import load_npz
 from compat.corpus.knowledge import covered, detectors, operators
 from compat.corpus.load_limits import refusals
 from compat.corpus.project_axes import axis_releases, config_file
 from compat.corpus.session import GaveUp, Reader, external_files, reader, scanning
 
 if TYPE_CHECKING:
+    import numpy as np
     import onnx
 
 #: the seconds a scan may take (`scan --budget`): a model of 10^5 nodes takes a few, a
 #: model built to make its walk explode takes them all
 BUDGET = 30.0
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A known upstream bug the model runs into within the target range.
-
-    `affected` is the bug's range (`known`) within the target, as range text ("" means
-    every release); `releases` the releases of the project's axis in it (from
-    `[tool.compat]`, none when the axis follows the index and was never resolved)."""
-
-    detector: str  # the detector's id, FAMILY.NAME
-    construct: str
-    where: tuple[str, ...]  # node paths, subgraphs and local functions included
-    package: str  # "onnx" or "onnxruntime"
-    known: str  # the bug's release range
-    affected: str  # that range within the target
-    releases: tuple[str, ...]
-    checks: tuple[str, ...]
-    reason: str
-    link: str
-    rewrite: str  # the catalogue's rewrite that removes it; "" when there is none
-    portable: str  # that rewrite in words: the portable spelling
-    #: "bug": a known upstream bug a detector found; "limit": releases that cannot load
-    #: the model at all, its IR version or opset newer than they read (by design)
-    kind: str = "bug"
-    requires: tuple[str, ...] = ()  # what else a cell must have for it to show: numpy>=2.4
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Finding:
-        tuples = {"where", "releases", "checks", "requires"}
-        values: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in data.items()}
-        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -94,6 +66,9 @@ class Scan:
     outside: tuple[Finding, ...] = ()
     uncovered: tuple[Uncovered, ...] = ()
     target: dict[str, str] = field(default_factory=dict)  # package -> range given
+    #: findings in the target on inputs the model allows and none shipped with it has:
+    #: a symbolic dim at 0 (only when no inputs came with the model)
+    conditional: tuple[Finding, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The `scan --json` document (docs/how-to/scan.md)."""
@@ -103,6 +78,7 @@ class Scan:
             "findings": [f.to_dict() for f in self.findings],
             "outside": [f.to_dict() for f in self.outside],
             "uncovered": [asdict(u) for u in self.uncovered],
+            "conditional": [f.to_dict() for f in self.conditional],
         }
 
 
@@ -131,29 +107,6 @@ def load(path: str | os.PathLike[str]) -> onnx.ModelProto:
             "truncated, or not an ONNX file); export or copy it again"
         )
     return model
-
-
-def _finding(
-    detector: Detector, where: list[str], affected: str, releases: tuple[str, ...]
-) -> Finding:
-    from compat.corpus.rewrites import BY_NAME
-
-    known = detector.known
-    return Finding(
-        detector=detector.id,
-        construct=detector.construct,
-        where=tuple(where),
-        package=known.package,
-        known=known.versions,
-        affected=affected,
-        releases=tuple(v for v in releases if in_range(v, affected)),
-        checks=known.checks,
-        reason=known.reason,
-        link=known.link,
-        rewrite=detector.rewrite,
-        portable=BY_NAME[detector.rewrite].description if detector.rewrite else "",
-        requires=detector.requires,
-    )
 
 
 def limits(
@@ -202,31 +155,46 @@ def scan_model(
     corpus: Path | None = None,
     config: Path | None = None,
     budget: float | None = BUDGET,
+    inputs: Sequence[Mapping[str, np.ndarray]] | None = None,
 ) -> Scan:
     """Every detector of the corpus run on the model: see `scan`; also the detections
-    whose range misses the target (`outside`) and the operators it cannot judge."""
+    whose range misses the target (`outside`), the operators it cannot judge, and what
+    a symbolic dim at 0 would add (`conditional`, when no `inputs` are given nor
+    shipped beside the model file: MODEL.npz, MODEL.1.npz …)."""
     target = {"onnx": onnx, "onnxruntime": onnxruntime}
     for package, text in target.items():
         if text is not None:
             flag = "--onnx" if package == "onnx" else "--ort"
             parse_range(text, f"{flag} {text!r}" if text else flag)
     read: Reader | None = None
+    runs: list[Mapping[str, np.ndarray]] = list(inputs or ())
     if isinstance(model, str | os.PathLike):
         proto, name = load(model), str(model)
         read = reader(external_files(proto, Path(model)), Path(model))
+        runs = runs if inputs is not None else _shipped(Path(model))
     else:
         proto, name = model, f"the model {model.graph.name!r}"
     releases = axis_releases(config_file(config))
     known, _ = detectors(corpus), covered(corpus)  # the corpus loaded, then the clock runs
     doing = "its load limits"
+    zeroed: list[tuple[Detector, list[str], str]] = []
+    clock = (budget, read, time.monotonic())  # one budget for every copy the scan reads
     try:
-        with scanning(proto, budget, read):
+        with scanning(proto, *clock):
             findings, outside = limits(proto, target, releases)
-            for detector in known:
-                doing = f"detector {detector.id}"
-                _detect(detector, proto, target, releases, (findings, outside))
+        for bound in [bind(proto, from_inputs(proto, run)) for run in runs] or [proto]:
+            with scanning(bound, *clock):
+                for detector in known:
+                    doing = f"detector {detector.id}"
+                    detect(detector, bound, target, releases, (findings, outside))
+        findings, outside = once(findings), once(outside)
+        with scanning(proto, *clock):
             doing = "its operators"
             missing = uncovered(proto, corpus)
+        if not runs:
+            doing = "its symbolic dims at 0"
+            seen = {f.detector for f in findings}
+            zeroed = at_zero(proto, [d for d in known if d.id not in seen], clock)
     except GaveUp as exc:
         at = exc.at if len(exc.at) < 160 else f"…{exc.at[-150:]}"
         raise ConfigError(
@@ -235,26 +203,14 @@ def scan_model(
             "--budget SECONDS, compat.scan(budget=...)) or report the model"
         ) from None
     given = {p: t for p, t in target.items() if t is not None}
-    return Scan(tuple(findings), tuple(outside), missing, given)
+    conditional = [in_target(d, w, c, target, releases) for d, w, c in zeroed]
+    return Scan(tuple(findings), tuple(outside), missing, given, tuple(filter(None, conditional)))
 
 
-def _detect(
-    detector: Detector,
-    model: onnx.ModelProto,
-    target: dict[str, str | None],
-    releases: dict[str, tuple[str, ...]],
-    into: tuple[list[Finding], list[Finding]],
-) -> None:
-    """The detector's finding, if it finds its construct: in the target, or outside."""
-    where = detector.find(model)
-    if not where:
-        return
-    package = detector.known.package
-    affected = intersect(detector.known.versions, target[package] or "")
-    if affected is None:
-        into[1].append(_finding(detector, where, detector.known.versions, ()))
-    else:
-        into[0].append(_finding(detector, where, affected, releases.get(package, ())))
+def _shipped(path: Path) -> list[Mapping[str, np.ndarray]]:
+    """The inputs shipped beside the model: MODEL.npz, MODEL.1.npz … (none: [])."""
+
+    return [load_npz(file) for file in run_files(path, [])]
 
 
 def scan(

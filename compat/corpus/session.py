@@ -83,10 +83,14 @@ def tick(site: Site | None = None) -> None:
 
 @contextmanager
 def scanning(
-    model: onnx.ModelProto, budget: float | None = None, read: Reader | None = None
+    model: onnx.ModelProto,
+    budget: float | None = None,
+    read: Reader | None = None,
+    started: float | None = None,
 ) -> Iterator[Session]:
-    """The scan of `model`, for the code run inside the `with` (its clock starts now)."""
-    session = Session(model, budget, read)
+    """The scan of `model`, for the code run inside the `with` (its clock starts now, or
+    at `started`: a copy of the model bound to its inputs' sizes shares the scan's)."""
+    session = Session(model, budget, read, started=started or time.monotonic())
     token = _CURRENT.set(session)
     try:
         yield session

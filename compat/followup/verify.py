@@ -22,10 +22,11 @@ from compat.core.outcomes import CheckResult, Outcome
 from compat.core.versions import holds, in_range, version_key
 from compat.corpus.discover import Corpus
 from compat.corpus.dropin import load_model, model_case, model_runs, model_tolerance, slug
+from compat.corpus.findings import Finding
 from compat.corpus.knowledge import detectors
 from compat.corpus.known import unlike
 from compat.corpus.project_axes import config_file
-from compat.corpus.scan import Finding, Scan
+from compat.corpus.scan import Scan
 from compat.execute.progress import Progress
 from compat.execute.run import run_matrix
 from compat.plan.config import load_config
@@ -184,13 +185,14 @@ def verify(
     state_dir: Path | None,
     jobs: int,
     corpus: Path | None = None,
+    inputs: Path | None = None,
 ) -> list[Judged]:
     """The model run on the releases that test the scan's predictions, each result judged."""
     request, plan = plan_of(scan, config, state_dir, jobs)
     loaded = load_model(model)
     loaded_config = load_config(request.config)
     tolerance = model_tolerance(model, loaded_config.tolerance)  # compat.toml beside it too
-    runs = model_runs(model, loaded)
+    runs = model_runs(model, loaded, inputs)
     case = model_case(
         f"{FAMILY}.{slug(model.stem)}", f"{model.name}, scanned", loaded, runs, tolerance
     )

@@ -163,7 +163,10 @@ def dropin_scan(
     detecting, seconds = common.corpus.corpus, budget or BUDGET
     for case in models:
         try:
-            found = scan_model(case.model, None, None, corpus=detecting, budget=seconds).findings
+            runs = [case.inputs, *case.extra_runs]  # the run's own inputs bind its dims
+            found = scan_model(
+                case.model, None, None, corpus=detecting, budget=seconds, inputs=runs
+            ).findings
         except Exception as exc:  # a scan never stops the run: a bug of it neither
             why = str(exc) if isinstance(exc, CompatError) else f"{type(exc).__name__}: {exc}"
             warn(f"scan of {case.id} skipped, the matrix runs it unpredicted: {why}")

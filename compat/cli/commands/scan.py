@@ -19,7 +19,8 @@ from compat.corpus.scan import BUDGET  # imports no onnx: `scan --help` stays qu
 if TYPE_CHECKING:
     import onnx
 
-    from compat.corpus.scan import Finding, Scan
+    from compat.corpus.findings import Finding
+    from compat.corpus.scan import Scan
     from compat.followup.verify import Judged
 
 
@@ -39,6 +40,7 @@ class ScanRequest:
     state_dir: Path | None = None
     jobs: int = os.cpu_count() or 1
     budget: float = BUDGET  # seconds
+    inputs: Path | None = None  # the .npz whose shapes bind the symbolic dims
 
 
 PARSER: dict[str, Any] = {
@@ -99,6 +101,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="--verify's cells at once")  # fmt: skip
+    parser.add_argument(
+        "--inputs",
+        type=Path,
+        metavar="NPZ",
+        help="the model's inputs, whose shapes give its symbolic dims their sizes (default: "
+        "MODEL.npz, MODEL.1.npz … beside it; with none, a dim at 0 is a conditional finding)",
+    )
     parser.add_argument(
         "--budget",
         type=float,
@@ -186,8 +195,21 @@ def scanned(request: ScanRequest, model: onnx.ModelProto | Path) -> Scan:
     """`model` scanned as asked (compat/corpus/scan.py)."""
     from compat.corpus.scan import scan_model
 
-    options = {"corpus": request.corpus, "config": request.config}
-    return scan_model(model, request.onnx, request.ort, **options, budget=request.budget)
+    runs = None
+    if request.inputs is not None:
+        from compat.corpus.dropin import load_model, model_runs
+
+        loaded = model if not isinstance(model, Path) else load_model(model)
+        runs = model_runs(request.model, loaded, request.inputs)
+    return scan_model(
+        model,
+        request.onnx,
+        request.ort,
+        corpus=request.corpus,
+        config=request.config,
+        budget=request.budget,
+        inputs=runs,
+    )
 
 
 def say_scan(name: str, result: Scan) -> None:
@@ -206,6 +228,10 @@ def say_scan(name: str, result: Scan) -> None:
         why = finding.reason if finding.kind == "limit" else (
             f"{_range(finding.package, finding)}, {finding.link or finding.reason}")  # fmt: skip
         print(f"  outside the target: {finding.construct} ({why})")
+    for finding in result.conditional:
+        where = f"{_range(finding.package, finding)}, {finding.link}"
+        said = f"{finding.condition} (no inputs came with the model to say)"
+        print(f"  {said}: {finding.construct}: {where}")
     if result.uncovered:
         shown = ", ".join(str(u) for u in result.uncovered)
         print(f"  not covered by the corpus (nothing is known of them here): {shown}")
@@ -285,7 +311,7 @@ def run(request: ScanRequest) -> int:
     if request.verify:
         from compat.followup.verify import verify
 
-        run_in = (request.config, request.state_dir, request.jobs, request.corpus)
+        run_in = (request.config, request.state_dir, request.jobs, request.corpus, request.inputs)
         judged = verify(request.model, result, *run_in)
         document["verify"] = [asdict(j) for j in judged]
         if not request.json:
