@@ -13,6 +13,7 @@ from compat.adopt.declared import (
     read_pyproject,
     set_requirements,
 )
+from compat.core.errors import UsageError
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report
 
@@ -58,6 +59,20 @@ def test_a_test_group_wins_over_a_test_extra_and_includes_are_followed(tmp_path:
     without_groups = read_pyproject(_project(tmp_path, PYPROJECT.split("[dependency-groups]")[0]))
     assert declared_test_sets(without_groups) == ([], ["test"])
     assert set_requirements(without_groups, [], ["test"]) == {"pytest", "hypothesis"}
+
+
+def test_group_names_are_normalised_and_a_cycle_is_one_line(tmp_path: Path) -> None:
+    pyproject = read_pyproject(_project(tmp_path, '[dependency-groups]\nTests = ["pytest"]\n'))
+    assert declared_test_sets(pyproject) == (["Tests"], [])
+    assert set_requirements(pyproject, ["Tests"], []) == {"pytest"}
+    cyclic = {
+        "dependency-groups": {
+            "test": [{"include-group": "lint"}],
+            "lint": [{"include-group": "test"}],
+        }
+    }
+    with pytest.raises(UsageError, match=r"^pyproject.toml: \[dependency-groups\] group 'test' "):
+        set_requirements(cyclic, ["test"], [])
 
 
 ONNX = ["1.14.1", "1.16.2", "1.17.0", "1.18.0", "1.19.1", "1.20.1"]

@@ -34,13 +34,20 @@ def test_a_wheel_s_dependencies_per_extra_follow_the_project_s_own_extras() -> N
         ("my-pkg[plot]", 'extra == "test"'),  # the project naming its own extra
         ("matplotlib", 'extra == "plot"'),
         ("sphinx", 'extra == "docs"'),
+        ("tomli", 'extra == "test" or python_version < "3.10"'),  # base below 3.10 too
     )
-    assert wheel.requirements() == ("onnx>=1.13", 'numpy; python_version < "3.12"')
+    assert wheel.requirements() == (
+        "onnx>=1.13",
+        'numpy; python_version < "3.12"',
+        'tomli; python_version < "3.10"',
+    )
     assert wheel.requirements(("test",)) == (
         "onnx>=1.13",
         'numpy; python_version < "3.12"',
+        'tomli; python_version < "3.10"',
         "pytest>=8",
         'ml-dtypes; python_version >= "3.9"',
+        "tomli",
         "matplotlib",
     )
 
@@ -53,6 +60,8 @@ def test_dependency_groups_are_read_with_their_includes_and_an_unknown_one_is_na
         'typing = ["mypy"]\ndocs = ["sphinx"]\n'
     )
     assert group_requirements(tmp_path, ("test",), "cfg") == ("pytest>=8", "mypy")
+    assert group_requirements(tmp_path, ("Typing", "docs"), "cfg") == ("mypy", "sphinx")
+    assert group_requirements(tmp_path, (), "cfg") == ()
     with pytest.raises(UsageError, match=r"groups: 'tests' is not in .* \(it has: docs, test"):
         group_requirements(tmp_path, ("tests",), "cfg")
 

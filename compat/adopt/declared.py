@@ -12,6 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from compat.core.groups import resolve_groups
 from compat.core.versions import in_range
 
 #: the names a project's test dependencies go by, as a dependency group or an extra
@@ -75,11 +76,13 @@ def ranges_of(pyproject: dict[str, Any]) -> dict[str, str]:
 def declared_test_sets(pyproject: dict[str, Any]) -> tuple[list[str], list[str]]:
     """The project's dependency groups and extras that hold its test dependencies:
     the first of TEST_SETS it has, as a group when it has one, else as an extra."""
-    groups = pyproject.get("dependency-groups", {})
+    groups: dict[str, str] = {
+        canonicalize_name(g): g for g in pyproject.get("dependency-groups", {})
+    }
     extras = pyproject.get("project", {}).get("optional-dependencies", {})
     for name in TEST_SETS:
-        if name in groups:
-            return [name], []
+        if name in groups:  # PEP 735 normalises group names: `Test` is `test`
+            return [groups[name]], []
     for name in TEST_SETS:
         if name in extras:
             return [], [name]
@@ -87,20 +90,13 @@ def declared_test_sets(pyproject: dict[str, Any]) -> tuple[list[str], list[str]]
 
 
 def set_requirements(pyproject: dict[str, Any], groups: list[str], extras: list[str]) -> set[str]:
-    """The distribution names those groups (with the groups they include) and extras list."""
+    """The distribution names those groups (with the groups they include, resolved by
+    PyPA's `dependency-groups`: compat/core/groups.py) and extras list; a group table
+    that cannot be resolved is a one-line error."""
     all_groups = pyproject.get("dependency-groups", {})
     all_extras = pyproject.get("project", {}).get("optional-dependencies", {})
-    names: set[str] = set()
-    todo, seen = list(groups), set()
-    while todo:
-        group = todo.pop()
-        if group in seen:
-            continue
-        seen.add(group)
-        for item in all_groups.get(group, []):
-            if isinstance(item, dict) and "include-group" in item:
-                todo.append(str(item["include-group"]))
-        names |= {canonicalize_name(r.name) for r in _requirements(all_groups.get(group))}
+    found = resolve_groups(all_groups, groups, Path("pyproject.toml"), "pyproject.toml")
+    names: set[str] = {canonicalize_name(r.name) for r in found}
     for extra in extras:
         names |= {canonicalize_name(r.name) for r in _requirements(all_extras.get(extra))}
     return names

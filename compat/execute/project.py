@@ -23,11 +23,12 @@ from email.parser import Parser
 from pathlib import Path
 from typing import Any
 
-from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.core.errors import UsageError
+from compat.core.groups import resolve_groups
+from compat.core.markers import for_extra
 
 FLAG = "--project "
 BUILD_TIMEOUT = 900
@@ -55,8 +56,9 @@ class Built:
 
     def requirements(self, extras: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The wheel's dependencies for these extras, as requirements uv resolves per
-        cell (markers other than `extra` stay for uv to judge against the cell's Python);
-        the project's own extras named in its dependencies are followed."""
+        cell (what a marker says besides `extra` stays for uv to judge against the cell's
+        Python, compat/core/markers.py); the project's own extras named in its
+        dependencies are followed."""
         out: list[str] = []
         seen: set[str] = set()
         todo = [""] + [canonicalize_name(e) for e in extras]
@@ -66,36 +68,15 @@ class Built:
                 continue
             seen.add(extra)
             for text, marker in self.requires:
-                if not _applies(marker, extra):
+                kept = for_extra(marker, extra)  # an `or` may bring it to base and extra
+                if kept is None:
                     continue
                 req = Requirement(text)
                 if canonicalize_name(req.name) == canonicalize_name(self.name):
                     todo += [canonicalize_name(e) for e in req.extras]
                     continue
-                kept = _without_extra(marker)
                 out.append(f"{text}; {kept}" if kept else text)
         return tuple(dict.fromkeys(out))
-
-
-def _applies(marker: str, extra: str) -> bool:
-    """Whether a dependency belongs to `extra` ("" for the base dependencies)."""
-    if "extra" not in marker:
-        return extra == ""
-    if not extra:
-        return False
-    try:
-        return Marker(marker).evaluate({"extra": extra})
-    except Exception:
-        return False
-
-
-def _without_extra(marker: str) -> str:
-    """The marker with its `extra == "x"` clause gone (uv judges the rest per cell)."""
-    if "extra" not in marker:
-        return marker
-    parts = [p.strip() for p in marker.split(" and ")]
-    kept = [p for p in parts if not p.replace("(", "").startswith("extra")]
-    return " and ".join(kept) if len(kept) < len(parts) else ""
 
 
 def is_package(root: Path) -> bool:
@@ -299,8 +280,9 @@ def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.Compl
 
 
 def group_requirements(root: Path, groups: tuple[str, ...], where: str) -> tuple[str, ...]:
-    """The requirements of PEP 735 dependency groups in the project's pyproject.toml
-    (`{include-group = "x"}` followed); an unknown group is a one-line error."""
+    """The requirements of PEP 735 dependency groups in the project's pyproject.toml,
+    resolved by PyPA's `dependency-groups` (compat/core/groups.py); an unknown group is
+    a one-line error naming the groups the file has."""
     if not groups:
         return ()
     path = root / "pyproject.toml"
@@ -308,25 +290,4 @@ def group_requirements(root: Path, groups: tuple[str, ...], where: str) -> tuple
         table = tomllib.loads(path.read_text()).get("dependency-groups", {})
     except (OSError, ValueError):
         table = {}
-    names = {canonicalize_name(k): k for k in table}
-    out: list[str] = []
-
-    def add(group: str, chain: tuple[str, ...]) -> None:
-        key = names.get(canonicalize_name(group))
-        if key is None:
-            have = ", ".join(sorted(table)) or "none"
-            raise UsageError(
-                f"{where}: groups: {group!r} is not in {path}'s [dependency-groups] "
-                f"(it has: {have})"
-            )
-        if key in chain:
-            return
-        for item in table[key]:
-            if isinstance(item, dict) and "include-group" in item:
-                add(str(item["include-group"]), (*chain, key))
-            elif isinstance(item, str):
-                out.append(item)
-
-    for group in groups:
-        add(group, ())
-    return tuple(dict.fromkeys(out))
+    return tuple(str(r) for r in resolve_groups(table, groups, path, where))
