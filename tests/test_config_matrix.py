@@ -14,7 +14,15 @@ from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.known import classify
 from compat.execute.installer import resolver_reason
 from compat.plan.config import load_config
-from compat.plan.matrix import Cell, expand, parse_axis, parse_pin, parse_version_list, select_cells
+from compat.plan.matrix import (
+    Cell,
+    expand,
+    parse_axis,
+    parse_version_list,
+    parse_with,
+    select_cells,
+    tag_of,
+)
 from compat.workflow.corpus import load_corpus
 from tests.conftest import ROOT
 
@@ -258,9 +266,14 @@ def test_extra_axes_come_from_the_config_and_the_command_line_replaces_them(
     ]:
         with pytest.raises(UsageError, match=message):
             parse_axis(bad)
-    assert parse_pin("NumPy==1.26.4") == "numpy==1.26.4"
-    with pytest.raises(UsageError, match="pin one release exactly"):
-        parse_pin("numpy>=2")
+    # `--with`: an exact pin makes cells of its own, a range or a marker is resolved per cell
+    assert parse_with("NumPy==1.26.4") == ("numpy==1.26.4", True)
+    assert parse_with("numpy>=2") == ("numpy>=2", False)
+    assert parse_with("numpy==1.26.*") == ("numpy==1.26.*", False)
+    assert parse_with("numpy==1.26.4; python_version < '3.12'")[1] is False
+    assert tag_of(("numpy==1.26.4", "-e /x/myproject/")) == "with-numpy1.26.4-with-myproject"
+    with pytest.raises(UsageError, match="every cell has numpy already"):
+        parse_with("numpy")
 
 
 #: uv 0.9's message for onnx 1.23.2 with protobuf 3.20.3, as a cell recorded it

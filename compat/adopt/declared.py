@@ -182,7 +182,7 @@ def partner_clause(package: str, spec: str, partner: str, passing: list[str], wh
     failures say nothing of `package`, so no release of it is blamed. `passing`: the
     partner's releases that pass, to pair with instead."""
     said = f"pyproject says {package}{spec}" if spec else f"pyproject says any {package}"
-    name = partner.partition("==")[0]
+    name = Requirement(partner).name
     instead = f"; pair the {package} axis with one that passes, like {passing[-1]}"
     judged = f"not judged: every {package} cell runs with {partner}"
     return f"{said}; {judged}, which fails {what} on the {name} axis too" + (

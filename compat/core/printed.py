@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compat.core.outcomes import CellRecord
+from compat.core.versions import exact_pin
 from compat.core.vocabulary import axis_row
 
 
@@ -31,17 +32,16 @@ def repro_command(
     options the run loaded its cases with (`report.run["options"]`, see
     `compat.workflow.corpus.run_options`): the command works as printed, drop-in models
     included, on the cell's Python when its id names one."""
-    weekly = [r for r in cell.requirements if r.startswith("onnx-weekly==")]
+    pinned = [(r, exact_pin(r)) for r in cell.requirements]
+    weekly = [r for r, pin in pinned if pin and pin[0] == "onnx-weekly"]
     options = options or {}
     # the cell's Python when its id names it, else the one Python the run was asked for
     python = axis_python(cell) or str(options.get("python") or "")
     args = ["--python", python] if python else []
     args += [weekly[0] if weekly else f"onnx=={cell.onnx}", f"onnxruntime=={cell.onnxruntime}"]
     args += [  # the cell's other exact pins: extra axes (--pkg), fixed pins (--with)
-        r for r in cell.requirements
-        if "==" in r and ";" not in r
-        and r.split("==")[0] not in ("onnx", "onnxruntime", "onnx-weekly")
-    ]  # fmt: skip
+        r for r, pin in pinned if pin and pin[0] not in ("onnx", "onnxruntime", "onnx-weekly")
+    ]
     if cases:
         args += ["--cases", ",".join(cases)]
     for key in ("config", "corpus"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -44,6 +44,23 @@ def holds(requires: Sequence[str], installed: Mapping[str, str]) -> bool:
         if version is None or not wanted.specifier.contains(version, prereleases=True):
             return False
     return True
+
+
+def exact_pin(text: str) -> tuple[str, str] | None:
+    """(name, version) of a plain exact pin, `onnx==1.18.0` -> ("onnx", "1.18.0"), the
+    name as written; None for anything else: a range, a wildcard (`==1.18.*`), extras, a
+    marker, a URL, or text that is no requirement (`--project /x`)."""
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        return None
+    specs = list(requirement.specifier)
+    if requirement.marker or requirement.extras or requirement.url or len(specs) != 1:
+        return None
+    (spec,) = specs
+    if spec.operator != "==" or "*" in spec.version:
+        return None
+    return requirement.name, spec.version
 
 
 def version_key(version: str) -> Version:

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from compat.core.outcomes import CellRecord, CellState
-from compat.core.versions import parse_version
+from compat.core.versions import exact_pin, parse_version
 from compat.execute import interrupt
 from compat.execute.installer import run_command
 from compat.plan.matrix import Cell
@@ -35,12 +35,8 @@ def trim(text: str, head: int = 20, tail: int = 30) -> str:
 
 def pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
     """The exactly pinned (name, version) pairs of a cell's requirements."""
-    pairs = []
-    for requirement in requirements:
-        name, sep, version = requirement.partition("==")
-        if sep and ";" not in version:
-            pairs.append((name.strip().lower(), version.strip()))
-    return pairs
+    found = (exact_pin(requirement) for requirement in requirements)
+    return [(name.lower(), version) for name, version in filter(None, found)]
 
 
 def broken(cell: Cell, state: CellState, message: str) -> CellRecord:

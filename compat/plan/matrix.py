@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from packaging.utils import canonicalize_name
 
 from compat.core.errors import UsageError
-from compat.core.versions import in_range, parse_version
+from compat.core.versions import exact_pin, in_range, parse_version
 from compat.core.vocabulary import axis_row, split_axis
 from compat.plan.config import Config, Constraint
 
@@ -113,20 +113,13 @@ def tag_of(fixed: tuple[str, ...]) -> str:
         if requirement.startswith("-e "):
             tags.append("with-" + requirement.split(" ", 1)[1].rstrip("/").rsplit("/", 1)[-1])
         else:
-            tags.append("with-" + requirement.replace("==", ""))
+            name, version = exact_pin(requirement) or (requirement, "")
+            tags.append(f"with-{name}{version}")
     return "-".join(tags)
 
 
 #: What every cell installs: a bare `--with numpy` asks for nothing a cell lacks.
 STACK = frozenset({"onnx", "onnx-weekly", "onnxruntime", "numpy", "protobuf"})
-
-
-def parse_pin(text: str, flag: str = "--with") -> str:
-    """`numpy==1.26.4` as a requirement, with a clear error for anything but an exact pin."""
-    requirement, exact = parse_with(text, flag)
-    if not exact:
-        raise UsageError(f"{flag} {text}: pin one release exactly, like {flag} numpy==1.26.4")
-    return requirement
 
 
 def parse_with(text: str, flag: str = "--with") -> tuple[str, bool]:
