@@ -79,10 +79,14 @@ EXPORTED: dict[str, set[str]] = {
     "ppocr_v4_rec": {BN9},
     # the raw_data Split also meets onnx < 1.15's refusal of the empty list it converts to
     "nudenet_320n": {RAW_SPLIT, f"{RAW_SPLIT}_empty_list", NO_ADAPTER},
-    # tf2onnx's OneHot: the oracle saw the reference's TypeError on every onnx release; the
-    # constant depth's unknown dim (onnx < 1.17) and its BatchNormalization-9 (which the
-    # OneHot failure hides from the reference) are predicted, not yet observed here
-    "magika_standard_v1": {"onehot_forms.depth_1elem", "onehot_forms.constant_depth", BN9},
+    # tf2onnx's OneHot: the oracle saw the reference's TypeError on every onnx release
+    # (numpy 2.4: depth_1elem_numpy); its BatchNormalization-9 (which the OneHot failure
+    # hides from the reference) is predicted, not yet observed here
+    "magika_standard_v1": {
+        "onehot_forms.depth_1elem",
+        "onehot_forms.depth_1elem_numpy",
+        BN9,
+    },
     "ddddocr_common_old": set(),
     "ddddocr_common": set(),
     "ddddocr_common_det": {EMPTY_ROI},
