@@ -13,9 +13,11 @@ recursion, however deep the subgraphs nest.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
-import numpy as np
-import onnx
+if TYPE_CHECKING:  # onnx and numpy are imported when a model is bound, not with the scan
+    import numpy as np
+    import onnx
 
 
 def symbols(model: onnx.ModelProto) -> list[str]:
@@ -31,6 +33,8 @@ def symbols(model: onnx.ModelProto) -> list[str]:
 def from_inputs(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> dict[str, int]:
     """Each symbol of the graph's inputs bound to the size its input array has there (the
     first input that names it; an array of another rank binds nothing)."""
+    import numpy as np
+
     bound: dict[str, int] = {}
     for value in model.graph.input:
         array = feeds.get(value.name)
@@ -47,6 +51,8 @@ def from_inputs(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> dict
 
 def bind(model: onnx.ModelProto, sizes: Mapping[str, int]) -> onnx.ModelProto:
     """A copy of `model` whose annotations give each symbol of `sizes` its size."""
+    import onnx
+
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     if not sizes:
@@ -61,6 +67,8 @@ def bind(model: onnx.ModelProto, sizes: Mapping[str, int]) -> onnx.ModelProto:
 
 def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """The graph and every subgraph in it, at any depth."""
+    import onnx
+
     stack = [graph]
     while stack:
         current = stack.pop()

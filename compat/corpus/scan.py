@@ -27,9 +27,7 @@ from compat.core.case import Detector
 from compat.core.errors import ConfigError, UsageError
 from compat.core.versions import in_range, intersect, parse_range
 from compat.corpus.bindings import bind, from_inputs
-from compat.corpus.dropin import run_files
 from compat.corpus.findings import Finding, at_zero, detect, in_target, once
-from compat.corpus.inputs import load_npz
 from compat.corpus.knowledge import covered, detectors, operators
 from compat.corpus.load_limits import refusals
 from compat.corpus.project_axes import axis_releases, config_file
@@ -209,6 +207,8 @@ def scan_model(
 
 def _shipped(path: Path) -> list[Mapping[str, np.ndarray]]:
     """The inputs shipped beside the model: MODEL.npz, MODEL.1.npz … (none: [])."""
+    from compat.corpus.dropin import run_files  # numpy and the cells' readers: when used
+    from compat.corpus.inputs import load_npz
 
     return [load_npz(file) for file in run_files(path, [])]
 
