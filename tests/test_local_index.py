@@ -24,6 +24,7 @@ from compat.cli.commands.bisect import BisectRequest, bisected
 from compat.core.errors import CompatError, UsageError
 from compat.execute.envs import env_python
 from compat.execute.installer import find_uv, install_commands, run_command
+from compat.plan import index
 from compat.plan.index import built_from_source, indexes, missing_wheel, releases
 from compat.workflow.request import Request
 from tests.conftest import ROOT
@@ -125,6 +126,9 @@ def public(monkeypatch: pytest.MonkeyPatch, local_index: Served) -> list[str]:
             pass
 
     proxy = _serve(Proxy)
+    # the index is asked once per process: an answer another test in this worker had
+    # from the public index would hide a request
+    index._listing.cache_clear()
     for name in ("UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL", "PIP_INDEX_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("UV_INDEX_URL", local_index.url)

@@ -178,9 +178,9 @@ def test_each_drop_in_and_respelling_is_scanned_once_for_every_release(tmp_path:
     scanned = dropin_scan(request, config, load_corpus(request, config))["scan"]
     assert isinstance(scanned, dict)
     pad = {"detector": PAD, "package": "onnx", "known": "<1.21",
-           "checks": ["checker", "shape_inference"]}  # fmt: skip
+           "checks": ["checker", "shape_inference"], "requires": []}  # fmt: skip
     ir10 = [{"detector": "support_limits.ir", "package": package, "known": known,
-             "checks": list(checks)}
+             "checks": list(checks), "requires": []}
             for package, known, checks in (
                 ("onnx", "<1.16", ("checker", "shape_inference", "reference",
                                    "inferred_annotations", "annotations_builtin",
