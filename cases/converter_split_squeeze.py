@@ -228,10 +228,17 @@ def _split_in_raw_data(model: onnx.ModelProto) -> list[str]:
 AXES_INPUT_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "ReduceSum": 13} | {
     op: 18
     for op in (
-        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-        "ReduceMin", "ReduceProd", "ReduceSumSquare",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceLogSum",
+        "ReduceLogSumExp",
+        "ReduceMax",
+        "ReduceMean",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceSumSquare",
     )
-}  # fmt: skip
+}
 
 
 def _axes_from_typed_constant(model: onnx.ModelProto) -> list[str]:

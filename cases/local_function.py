@@ -196,10 +196,18 @@ def cases() -> list[Case]:
 #: 1.14.1-1.23.2): the ops whose attribute cannot refer to a function's attribute there
 REFERENCE_UNARY_WITH_ATTRIBUTES = frozenset(
     {
-        "Elu", "Flatten", "HardSigmoid", "Hardmax", "LeakyRelu", "LogSoftmax",
-        "LpNormalization", "Softmax", "Swish", "ThresholdedRelu",
+        "Elu",
+        "Flatten",
+        "HardSigmoid",
+        "Hardmax",
+        "LeakyRelu",
+        "LogSoftmax",
+        "LpNormalization",
+        "Softmax",
+        "Swish",
+        "ThresholdedRelu",
     }
-)  # fmt: skip
+)
 
 
 def _unary_with_linked_attribute(model: onnx.ModelProto) -> list[str]:

@@ -76,8 +76,9 @@ def start_chromium(*flags: str, logs: bool = False) -> Any:
 
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
         if os.environ.get("COMPAT_REQUIRE_BROWSER"):
-            pytest.fail(f"{CHROMIUM} or {CHROMEDRIVER} missing: apt-get install chromium "
-                        "chromium-driver")  # fmt: skip
+            pytest.fail(
+                f"{CHROMIUM} or {CHROMEDRIVER} missing: apt-get install chromium chromium-driver"
+            )
         pytest.skip("Debian's chromium and chromium-driver are not installed")
     os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium fetch a browser
     from selenium import webdriver
@@ -85,9 +86,17 @@ def start_chromium(*flags: str, logs: bool = False) -> Any:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", *flags):  # fmt: skip
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        *flags,
+    ):
         options.add_argument(flag)
     if logs:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

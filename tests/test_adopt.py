@@ -101,8 +101,10 @@ def test_a_declared_test_group_is_written_instead_of_a_guess(tmp_path: Path) -> 
 
     config = load_config(tmp_path / "pyproject.toml")
     assert (config.groups, config.extras, config.requires) == (("test",), (), ())
-    assert "  test dependencies: the project's group test; test/ also imports ml_dtypes: " \
-           "add them to it or to `requires`" in said  # fmt: skip
+    assert (
+        "  test dependencies: the project's group test; test/ also imports ml_dtypes: "
+        "add them to it or to `requires`" in said
+    )
     assert 'run = ["t=python -m unittest"]' in text
 
 
@@ -114,8 +116,9 @@ def test_the_written_workflow_passes_actionlint_and_zizmor(tmp_path: Path) -> No
     for tool in (["actionlint"], ["zizmor", "--offline", "--no-progress"]):
         found = shutil.which(tool[0], path=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
         assert found, f"{tool[0]} is missing: pip install -e '.[test]'"
-        done = subprocess.run([found, *tool[1:], str(workflow)],
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [found, *tool[1:], str(workflow)], capture_output=True, text=True, check=False
+        )
         assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -161,16 +164,28 @@ def test_the_workflows_shards_merge_to_the_report_of_one_run(
     shim.mkdir()
     (shim / "onnx-compat").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m compat "$@"\n')
     (shim / "onnx-compat").chmod(0o755)
-    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(ROOT), "GITHUB_OUTPUT": str(tmp_path / "output"),
-           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "SHARDS": "2"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "SHARDS": "2",
+    }
 
     def step(script: str, **more: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", "-e", "-c", script], cwd=project, env={**env, **more},
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        return subprocess.run(
+            ["bash", "-e", "-c", script],
+            cwd=project,
+            env={**env, **more},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
 
-    plan, shard, merge = (s for s in _steps((project / WORKFLOW).read_text())
-                          if "onnx-compat " in s)  # fmt: skip
+    plan, shard, merge = (
+        s for s in _steps((project / WORKFLOW).read_text()) if "onnx-compat " in s
+    )
     assert step(plan).returncode == 0
     shards = json.loads((tmp_path / "output").read_text().removeprefix("shards="))
     assert [s["shard"] for s in shards["include"]] == ["1/2", "2/2"]
@@ -190,8 +205,10 @@ def test_the_workflows_shards_merge_to_the_report_of_one_run(
     }
 
     def untimed(report: dict[str, Any]) -> list[dict[str, Any]]:
-        return [{k: v for k, v in r.items() if k not in ("seconds", "origin")}
-                for r in report["results"]]  # fmt: skip
+        return [
+            {k: v for k, v in r.items() if k not in ("seconds", "origin")}
+            for r in report["results"]
+        ]
 
     assert untimed(both) == untimed(one)
     logs = [r["log"] for r in both["results"] if r.get("log")]
@@ -214,22 +231,53 @@ def test_a_fresh_project_runs_seed_cases_its_models_and_its_command_from_the_whe
     if not (uv and nox):
         pytest.fail("this test needs uv and nox on PATH (pip install uv nox)")
     wheels = tmp_path / "wheels"
-    subprocess.run([uv, "build", "--wheel", "--out-dir", str(wheels), str(ROOT)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [uv, "build", "--wheel", "--out-dir", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = wheels.glob("onnx_compat-*.whl")
     project = tmp_path / "project"
     shutil.copytree(ROOT / "examples" / "consumer", project)
-    subprocess.run([sys.executable, "-m", "compat", "init", "--install", str(wheel),
-                    "--run", "check=python check_model.py"],
-                   cwd=project, check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compat",
+            "init",
+            "--install",
+            str(wheel),
+            "--run",
+            "check=python check_model.py",
+        ],
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
     config = project / "pyproject.toml"  # init writes corpus = "none": the seed cases opted in
     config.write_text(config.read_text().replace('corpus = "none"', 'corpus = "seed"'))
     done = subprocess.run(
-        [nox, "-s", "matrix", "--", "--onnx", "1.23.2", "--ort", "1.24.4", "--axis", "onnx",
-         "--cases", "pad_pads_from_constant.*,models.*,command.*",
-         "--state-dir", str(shared_state)],
-        cwd=project, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            nox,
+            "-s",
+            "matrix",
+            "--",
+            "--onnx",
+            "1.23.2",
+            "--ort",
+            "1.24.4",
+            "--axis",
+            "onnx",
+            "--cases",
+            "pad_pads_from_constant.*,models.*,command.*",
+            "--state-dir",
+            str(shared_state),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((project / "reports" / "matrix.json").read_text())
     cases = {r["case"]: r["outcome"] for r in report["results"]}

@@ -85,25 +85,39 @@ def _outcomes(failing: set[str], versions: list[str] = ONNX) -> list[tuple[str, 
 @pytest.mark.parametrize(
     ("failing", "line"),
     [
-        ({"1.16.2", "1.17.0", "1.18.0"},
-         "pyproject says onnx>=1.13; your tests fail on 1.16.2–1.18.0 "
-         "(passing up to 1.14.1 and from 1.19.1)"),
-        ({"1.14.1", "1.16.2"},
-         "pyproject says onnx>=1.13; your tests fail on 1.14.1–1.16.2 (passing from 1.17.0)"),
-        ({"1.19.1", "1.20.1"},
-         "pyproject says onnx>=1.13; your tests fail on 1.19.1–1.20.1 (passing up to 1.18.0)"),
-        ({"1.17.0"},
-         "pyproject says onnx>=1.13; your tests fail on 1.17.0 "
-         "(passing up to 1.16.2 and from 1.18.0)"),
-        ({"1.14.1", "1.17.0", "1.18.0", "1.20.1"},
-         "pyproject says onnx>=1.13; your tests fail on 1.14.1, 1.17.0–1.18.0 and 1.20.1 "
-         "(passing on the other 2 tested)"),
-        (set(),
-         "pyproject says onnx>=1.13; your tests pass on every release tested (1.14.1–1.20.1)"),
-        (set(ONNX),
-         "pyproject says onnx>=1.13; your tests fail on every release tested (1.14.1–1.20.1)"),
+        (
+            {"1.16.2", "1.17.0", "1.18.0"},
+            "pyproject says onnx>=1.13; your tests fail on 1.16.2–1.18.0 "
+            "(passing up to 1.14.1 and from 1.19.1)",
+        ),
+        (
+            {"1.14.1", "1.16.2"},
+            "pyproject says onnx>=1.13; your tests fail on 1.14.1–1.16.2 (passing from 1.17.0)",
+        ),
+        (
+            {"1.19.1", "1.20.1"},
+            "pyproject says onnx>=1.13; your tests fail on 1.19.1–1.20.1 (passing up to 1.18.0)",
+        ),
+        (
+            {"1.17.0"},
+            "pyproject says onnx>=1.13; your tests fail on 1.17.0 "
+            "(passing up to 1.16.2 and from 1.18.0)",
+        ),
+        (
+            {"1.14.1", "1.17.0", "1.18.0", "1.20.1"},
+            "pyproject says onnx>=1.13; your tests fail on 1.14.1, 1.17.0–1.18.0 and 1.20.1 "
+            "(passing on the other 2 tested)",
+        ),
+        (
+            set(),
+            "pyproject says onnx>=1.13; your tests pass on every release tested (1.14.1–1.20.1)",
+        ),
+        (
+            set(ONNX),
+            "pyproject says onnx>=1.13; your tests fail on every release tested (1.14.1–1.20.1)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_claims_line_words_each_shape_of_failure(failing: set[str], line: str) -> None:
     assert claims_line({"onnx": ">=1.13"}, _outcomes(failing)) == line
 

@@ -49,8 +49,15 @@ class Adopted:
     env: dict[str, str]  # a developer's shell: their venv (with pytest) active
 
     def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(args, cwd=cwd or self.project, env=self.env, capture_output=True,
-                              text=True, check=False, timeout=1800)  # fmt: skip
+        return subprocess.run(
+            args,
+            cwd=cwd or self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=1800,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -59,16 +66,35 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Adopted]:
     if uv is None:
         pytest.fail("this test needs uv on PATH (pip install uv nox)")
     root = tmp_path_factory.mktemp("adopted")
-    subprocess.run([uv, "build", "--wheel", "--out-dir", str(root / "wheel"), str(ROOT)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [uv, "build", "--wheel", "--out-dir", str(root / "wheel"), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = (root / "wheel").glob("onnx_compat-*.whl")
     project = root / "spox"
-    subprocess.run([sys.executable, str(DATA / "make_project.py"), str(project)], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, str(DATA / "make_project.py"), str(project)],
+        check=True,
+        capture_output=True,
+    )
     dev = root / "dev"  # the user's own venv: it has pytest, as a development venv does
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(dev)], check=True)
-    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(dev / "bin" / "python"),
-                    str(wheel), "nox", "uv", "pytest"], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(dev / "bin" / "python"),
+            str(wheel),
+            "nox",
+            "uv",
+            "pytest",
+        ],
+        check=True,
+    )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(VIRTUAL_ENV=str(dev), PATH=f"{dev / 'bin'}{os.pathsep}{env['PATH']}")
     yield Adopted(project, env)
@@ -100,10 +126,22 @@ def plain(adopted: Adopted, cell: dict[str, Any], tmp: Path) -> dict[str, Any]:
     if tuple(map(int, cell["onnxruntime"].split(".")[:3])) < (1, 18, 1):
         extra += ["--with", "numpy<2"]
     done = subprocess.run(
-        [sys.executable, str(DATA / "plain_venv.py"), str(adopted.project), *pins, *extra,
-         "--venv", str(tmp / cell["id"]), "--", *shlex.split(COMMAND)],
-        capture_output=True, text=True, check=False, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(DATA / "plain_venv.py"),
+            str(adopted.project),
+            *pins,
+            *extra,
+            "--venv",
+            str(tmp / cell["id"]),
+            "--",
+            *shlex.split(COMMAND),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
     truth: dict[str, Any] = json.loads(done.stdout)
     return truth
 
@@ -161,14 +199,23 @@ def test_every_printed_repro_command_runs_and_its_script_fails_the_same_way_in_a
     assert "ml-dtypes==" in requirements and "pytest==" in requirements  # all it had
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    install = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "-r",
-                              str(folder / "requirements.txt")], cwd=adopted.project,
-                             capture_output=True, text=True, check=False)  # fmt: skip
+    install = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "--quiet", "-r", str(folder / "requirements.txt")],
+        cwd=adopted.project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert install.returncode == 0, install.stderr[-2000:]
     shell = {k: v for k, v in adopted.env.items() if k != "VIRTUAL_ENV"}  # dev/ still on PATH
-    again = subprocess.run([str(venv / "bin" / "python"), str(folder / "repro.py")],
-                           cwd=adopted.project, capture_output=True, text=True, check=False,
-                           env=shell)  # fmt: skip
+    again = subprocess.run(
+        [str(venv / "bin" / "python"), str(folder / "repro.py")],
+        cwd=adopted.project,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=shell,
+    )
     assert again.returncode == 1, again.stdout + again.stderr
     result = next(r for r in report["results"] if r["cell"] == "onnx1.23.2-ort1.31.0")
     assert result["detail"].split(": ", 1)[1][:120] in again.stdout  # the same failure
@@ -178,13 +225,35 @@ def test_bisect_of_the_command_names_the_release_the_plain_venvs_show(
     adopted: Adopted, matrix: Matrix
 ) -> None:
     # README: `nox -s bisect -- --run '…' --package onnxruntime`; here the config's command
-    done = adopted.run("nox", "-s", "bisect", "--", "--package", "onnxruntime", "--good",
-                       "1.30.0", "--bad", "1.31.1")  # fmt: skip
+    done = adopted.run(
+        "nox",
+        "-s",
+        "bisect",
+        "--",
+        "--package",
+        "onnxruntime",
+        "--good",
+        "1.30.0",
+        "--bad",
+        "1.31.1",
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "last good 1.30.0, first bad 1.31.0" in done.stdout
     # a command-line --run replaces the config's, even with the config's name
     only = f"tests={COMMAND.replace('tests', 'tests/test_function.py')}"
-    again = adopted.run("nox", "-s", "bisect", "--", "--run", only, "--package",
-                        "onnxruntime", "--good", "1.30.0", "--bad", "1.31.0")  # fmt: skip
+    again = adopted.run(
+        "nox",
+        "-s",
+        "bisect",
+        "--",
+        "--run",
+        only,
+        "--package",
+        "onnxruntime",
+        "--good",
+        "1.30.0",
+        "--bad",
+        "1.31.0",
+    )
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert "first bad 1.31.0" in again.stdout

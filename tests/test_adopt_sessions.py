@@ -28,8 +28,10 @@ def test_a_new_noxfile_has_every_session_and_installs_onnx_compat_once(tmp_path:
 
 
 def test_an_existing_noxfile_gains_only_the_missing_sessions(tmp_path: Path) -> None:
-    mine = 'import nox\n\n\n@nox.session(name="report")\ndef my_report(session):\n    pass\n\n\n' \
-           "@nox.session\ndef matrix(session):\n    pass\n"  # fmt: skip
+    mine = (
+        'import nox\n\n\n@nox.session(name="report")\ndef my_report(session):\n    pass\n\n\n'
+        "@nox.session\ndef matrix(session):\n    pass\n"
+    )
     (tmp_path / "noxfile.py").write_text(mine)
     said = write_noxfile(tmp_path, "onnx-compat", RUNNING)
     assert (

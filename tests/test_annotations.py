@@ -426,9 +426,11 @@ def test_a_violated_output_annotation_is_found_even_behind_a_shapeless_value_inf
     assert verdict.keys == [expected] and verdict.observed == ["y"]
     message = verdict.violations[0].message
     assert message.startswith("value 'y'")
-    assert {"rank": "declared [1, N] has rank 2, actual shape [1, 3, 4] has rank 3",
-            "symbolic": "declared N = 3 (bound by 'x' axis 0), actual 6",
-            "fixed": "axis 1: declared 5, actual 4"}[kind] in message  # fmt: skip
+    assert {
+        "rank": "declared [1, N] has rank 2, actual shape [1, 3, 4] has rank 3",
+        "symbolic": "declared N = 3 (bound by 'x' axis 0), actual 6",
+        "fixed": "axis 1: declared 5, actual 4",
+    }[kind] in message
 
 
 def test_a_negative_dim_value_is_read_as_unknown_and_said_to_be_non_standard() -> None:

@@ -99,26 +99,39 @@ def board(outcomes: dict[str, list[Outcome]]) -> Report:
         CellRecord(f"onnx1.23.2-ort{v}", "1.23.2", v, CellState.READY) for v in ("1.22.1", "1.24.4")
     )
     cases = tuple(
-        CaseInfo(f"onnx_backend.{name}", "onnx_backend", name, "0", {"ort_run": "onnxruntime"},
-                 tags=(name.split("_")[1].capitalize(),))
+        CaseInfo(
+            f"onnx_backend.{name}",
+            "onnx_backend",
+            name,
+            "0",
+            {"ort_run": "onnxruntime"},
+            tags=(name.split("_")[1].capitalize(),),
+        )
         for name in outcomes
-    )  # fmt: skip
+    )
     results = tuple(
         CheckResult(cell.id, f"onnx_backend.{name}", "ort_run", o, detail=f"{o.value} detail")
         for name, pair in outcomes.items()
         for cell, o in zip(cells, pair, strict=True)
     )
-    return Report(cells, cases, results, {"onnxruntime": tuple(c.id for c in cells)},
-                  run={"generator_onnx": "1.23.2"})  # fmt: skip
+    return Report(
+        cells,
+        cases,
+        results,
+        {"onnxruntime": tuple(c.id for c in cells)},
+        run={"generator_onnx": "1.23.2"},
+    )
 
 
 def test_scores_count_skips_apart_and_changes_lead_with_regressions() -> None:
-    report = board({
-        "test_abs_a": [Outcome.PASS, Outcome.FAIL],
-        "test_add_b": [Outcome.FAIL, Outcome.PASS],
-        "test_cos_c": [Outcome.SKIP, Outcome.PASS],
-        "test_div_d": [Outcome.ERROR, Outcome.CRASH],
-    })  # fmt: skip
+    report = board(
+        {
+            "test_abs_a": [Outcome.PASS, Outcome.FAIL],
+            "test_add_b": [Outcome.FAIL, Outcome.PASS],
+            "test_cos_c": [Outcome.SKIP, Outcome.PASS],
+            "test_div_d": [Outcome.ERROR, Outcome.CRASH],
+        }
+    )
     rows = scoreboard_rows(report)
     assert rows[0] == ["1.22.1", "1", "1", "1", "0", "0", "1", "4", "33.3%"]
     assert rows[1] == ["1.24.4", "2", "1", "0", "1", "0", "0", "4", "50.0%"]
@@ -162,8 +175,10 @@ def onnx_reads(directory: Path, model: onnx.ModelProto) -> dict[str, Any]:
         onnx.TensorProto: numpy_helper.to_array,
     }
     values = {}
-    for prefix, key, infos in (("input", "in.", model.graph.input),
-                               ("output", "out.", model.graph.output)):  # fmt: skip
+    for prefix, key, infos in (
+        ("input", "in.", model.graph.input),
+        ("output", "out.", model.graph.output),
+    ):
         for j, info in enumerate(infos):
             path = directory / "data" / f"{prefix}_{j}.pb"
             if path.exists():

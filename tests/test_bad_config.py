@@ -71,9 +71,9 @@ BAD: list[tuple[str | bytes, str | None]] = [
     ('[tool.compat]\nknown = {cases = "x"}\n' + AXES, "known"),
     # not a configuration at all
     (b"\xff\xfe[\x00t\x00o\x00o\x00l\x00]\x00", None),  # UTF-16
-    (AXES.encode() + b'\n# caf\xe9 in Latin-1\n', None),
+    (AXES.encode() + b"\n# caf\xe9 in Latin-1\n", None),
     (b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00", None),
-]  # fmt: skip
+]
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -126,9 +126,12 @@ def test_requires_as_a_string_is_never_split_into_characters(tmp_path: Path) -> 
 
 def test_a_constraint_on_an_extra_axis_is_accepted(tmp_path: Path) -> None:
     config = tmp_path / "pyproject.toml"
-    config.write_text(AXES + '[tool.compat.axes.protobuf]\nversions = ["5.29.5"]\n'
-                      + CONSTRAINT.replace('"onnxruntime"', '"protobuf"').replace("<1.18.1", "<6")
-                      + 'requires = ["numpy<2"]\n')  # fmt: skip
+    config.write_text(
+        AXES
+        + '[tool.compat.axes.protobuf]\nversions = ["5.29.5"]\n'
+        + CONSTRAINT.replace('"onnxruntime"', '"protobuf"').replace("<1.18.1", "<6")
+        + 'requires = ["numpy<2"]\n'
+    )
     (constraint,) = load_config(config).constraints
     assert (constraint.package, constraint.requires) == ("protobuf", ("numpy<2",))
 
@@ -136,8 +139,9 @@ def test_a_constraint_on_an_extra_axis_is_accepted(tmp_path: Path) -> None:
 def test_empty_settings_that_may_say_none_stay_valid(tmp_path: Path) -> None:
     """`init` writes `requires = []` when it guesses no test dependency."""
     config = tmp_path / "pyproject.toml"
-    config.write_text("[tool.compat]\nrequires = []\nrun = []\ngroups = []\ncases-dirs = []\n"
-                      + AXES)  # fmt: skip
+    config.write_text(
+        "[tool.compat]\nrequires = []\nrun = []\ngroups = []\ncases-dirs = []\n" + AXES
+    )
     loaded = load_config(config)
     assert (loaded.requires, loaded.run, loaded.groups, loaded.cases_dirs) == ((), (), (), ())
 
@@ -165,10 +169,11 @@ def test_a_docs_results_file_that_does_not_exist_is_one_line_naming_the_key(
         ("--ort", ""),
         ("--ort", ",,"),
     ],
-)  # fmt: skip
+)
 def test_an_empty_release_list_is_an_error_not_the_configured_axis(
     capsys: pytest.CaptureFixture[str], flag: str, value: str
 ) -> None:
-    err = one_line_error(capsys, "matrix", "--list", "--config", str(ROOT / "pyproject.toml"),
-                         flag, value)  # fmt: skip
+    err = one_line_error(
+        capsys, "matrix", "--list", "--config", str(ROOT / "pyproject.toml"), flag, value
+    )
     assert f"{flag} {value!r}: give at least one release" in err

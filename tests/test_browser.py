@@ -89,22 +89,25 @@ def shown(browser: Any) -> list[str]:
 def twins(browser: Any) -> list[str]:
     """The visible rows shown dimmed as twins of a filtered row."""
     return [
-        tr.text for tr in browser.find_elements("css selector", "#tables tr.twin")
+        tr.text
+        for tr in browser.find_elements("css selector", "#tables tr.twin")
         if tr.is_displayed()
-    ]  # fmt: skip
+    ]
 
 
 def grid_cell(browser: Any, heading: str, row: str, column: str) -> Any:
     """The grid cell a user finds by its table's heading, its row's and its column's label."""
     section = next(
-        s for s in browser.find_elements("css selector", "section")
+        s
+        for s in browser.find_elements("css selector", "section")
         if s.find_element("tag name", "h2").text == heading
-    )  # fmt: skip
+    )
     labels = [th.text for th in section.find_elements("css selector", "thead th")]
     line = next(
-        tr for tr in section.find_elements("css selector", "tbody tr")
+        tr
+        for tr in section.find_elements("css selector", "tbody tr")
         if tr.find_element("tag name", "th").text == row
-    )  # fmt: skip
+    )
     return line.find_elements("tag name", "td")[labels.index(column) - 1]
 
 
@@ -135,30 +138,65 @@ def severe(browser: Any) -> list[Any]:
 
 def in_view(browser: Any, element: Any) -> bool:
     """The element is on screen and on top: what the point at its centre shows is it."""
-    return bool(browser.execute_script(
-        "const r = arguments[0].getBoundingClientRect();"
-        "const x = r.left + r.width / 2, y = r.top + r.height / 2;"
-        "if (r.left < 0 || r.top < 0 || r.right > document.documentElement.clientWidth"
-        "    || r.bottom > document.documentElement.clientHeight) return false;"
-        "const hit = document.elementFromPoint(x, y);"
-        "return hit === arguments[0] || arguments[0].contains(hit);",
-        element,
-    ))  # fmt: skip
+    return bool(
+        browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "const x = r.left + r.width / 2, y = r.top + r.height / 2;"
+            "if (r.left < 0 || r.top < 0 || r.right > document.documentElement.clientWidth"
+            "    || r.bottom > document.documentElement.clientHeight) return false;"
+            "const hit = document.elementFromPoint(x, y);"
+            "return hit === arguments[0] || arguments[0].contains(hit);",
+            element,
+        )
+    )
 
 
-ONNX_TABLE = ["pads · onnx", "Pad whose pads come from a Constant.",
-              "shape_inference works since 1.21.0; fails on 1.18.0 (https://example.org/bug/1)",
-              "case · check 1.18.0 1.21.0"]  # fmt: skip
-ORT_TABLE = ["pads · onnxruntime", "Pad whose pads come from a Constant.",
-             "ort_run fails on every release (1.17.3)",  # 1.14.1 never installed: no release
-             "case · check 1.14.1 1.17.3"]  # fmt: skip
+ONNX_TABLE = [
+    "pads · onnx",
+    "Pad whose pads come from a Constant.",
+    "shape_inference works since 1.21.0; fails on 1.18.0 (https://example.org/bug/1)",
+    "case · check 1.18.0 1.21.0",
+]
+ORT_TABLE = [
+    "pads · onnxruntime",
+    "Pad whose pads come from a Constant.",
+    "ort_run fails on every release (1.17.3)",  # 1.14.1 never installed: no release
+    "case · check 1.14.1 1.17.3",
+]
 
 
-ONNX = ("1.14.1", "1.15.0", "1.16.2", "1.17.0", "1.18.0", "1.19.1", "1.20.1", "1.21.0",
-        "1.22.0", "1.23.2")  # fmt: skip
-ORT = ("1.15.1", "1.16.3", "1.17.3", "1.18.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1", "1.23.2",
-       "1.24.4", "1.25.1", "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0", "1.31.1",
-       "1.32.0")  # fmt: skip
+ONNX = (
+    "1.14.1",
+    "1.15.0",
+    "1.16.2",
+    "1.17.0",
+    "1.18.0",
+    "1.19.1",
+    "1.20.1",
+    "1.21.0",
+    "1.22.0",
+    "1.23.2",
+)
+ORT = (
+    "1.15.1",
+    "1.16.3",
+    "1.17.3",
+    "1.18.1",
+    "1.19.2",
+    "1.20.1",
+    "1.21.1",
+    "1.22.1",
+    "1.23.2",
+    "1.24.4",
+    "1.25.1",
+    "1.26.0",
+    "1.27.0",
+    "1.28.0",
+    "1.29.0",
+    "1.30.0",
+    "1.31.1",
+    "1.32.0",
+)
 LAST = "onnx1.23.2-ort1.32.0"
 
 
@@ -169,25 +207,39 @@ def wide_report(families: int = 22) -> Report:
     cells = tuple(ready(v, "1.24.4") for v in ONNX) + tuple(ready("1.23.2", v) for v in ORT)
     names = [f"layernorm_reducemean_fusion_{i:02d}" for i in range(families)]
     cases = tuple(
-        CaseInfo(f"{name}.greater_or_equal.cast_mul.{twin}", name, f"{twin} of {name}", "0",
-                 {"inferred_annotations": "onnx", "ort_run": "onnxruntime"})
+        CaseInfo(
+            f"{name}.greater_or_equal.cast_mul.{twin}",
+            name,
+            f"{twin} of {name}",
+            "0",
+            {"inferred_annotations": "onnx", "ort_run": "onnxruntime"},
+        )
         for name in names
         for twin in ("opset15", "opset16")
-    )  # fmt: skip
+    )
     failing = (LAST, cases[-1].id, "ort_run")
     results = tuple(
         CheckResult(cell.id, case.id, check, Outcome.PASS)
         if (cell.id, case.id, check) != failing
-        else CheckResult(cell.id, case.id, check, Outcome.FAIL, phase="run",
-                         detail="ValueError: outputs differ at [0, 3]")
+        else CheckResult(
+            cell.id,
+            case.id,
+            check,
+            Outcome.FAIL,
+            phase="run",
+            detail="ValueError: outputs differ at [0, 3]",
+        )
         for cell in cells
         for case in cases
         for check in case.checks
-    )  # fmt: skip
-    axes = {"onnx": tuple(c.id for c in cells[: len(ONNX)]),
-            "onnxruntime": tuple(c.id for c in cells[len(ONNX) :])}  # fmt: skip
-    return Report(cells, cases, results, axes,
-                  families={n: f"family {n}, a long description" for n in names})  # fmt: skip
+    )
+    axes = {
+        "onnx": tuple(c.id for c in cells[: len(ONNX)]),
+        "onnxruntime": tuple(c.id for c in cells[len(ONNX) :]),
+    }
+    return Report(
+        cells, cases, results, axes, families={n: f"family {n}, a long description" for n in names}
+    )
 
 
 def test_the_page_loads_cleanly_and_its_filters_show_the_matching_rows(
@@ -220,17 +272,22 @@ def test_the_page_loads_cleanly_and_its_filters_show_the_matching_rows(
     assert count(browser) == "1 of 8 rows (+1 twin)"
     select(browser, "check", "")
     select(browser, "outcome", "xfail")
-    assert shown(browser) == [*ONNX_TABLE, "value_ints · shape_inference x",
-                              "tensor · shape_inference"]  # fmt: skip
+    assert shown(browser) == [
+        *ONNX_TABLE,
+        "value_ints · shape_inference x",
+        "tensor · shape_inference",
+    ]
     assert twins(browser) == ["tensor · shape_inference"]
 
     select(browser, "outcome", "not-pass")  # anything but pass: skips, xfail, broken cells
     assert count(browser) == "5 of 8 rows (+1 twin)"
     select(browser, "outcome", "unexpected")
     assert shown(browser)[len(ORT_TABLE) :] == [
-        "value_ints · ort_run I", "value_ints · ort_optimized I s",
-        "tensor · ort_run I C", "tensor · ort_optimized I s",
-    ]  # fmt: skip
+        "value_ints · ort_run I",
+        "value_ints · ort_optimized I s",
+        "tensor · ort_run I C",
+        "tensor · ort_optimized I s",
+    ]
     select(browser, "release", "onnxruntime:1.17.3")  # the outcome of that release only
     assert shown(browser) == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C"]
     assert twins(browser) == ["value_ints · ort_run I"]
@@ -261,12 +318,17 @@ def test_a_click_shows_the_result_message_versions_and_repro_command(
     assert detail.is_displayed()
     assert body.text.splitlines() == [
         "pads.value_ints · shape_inference @ onnx1.18.0-ort1.24.4",
-        "outcome", "xfail @ infer",
-        "message", "InferenceError: 'pads' must be 1D",
-        "known bug", "https://example.org/bug/1",
-        "installed", "numpy 2.4.6, onnx 1.18.0, onnxruntime 1.24.4, protobuf 7.36.2, Python 3.11.7",
-        "reproduce", "nox -s repro -- onnx==1.18.0 onnxruntime==1.24.4 --cases pads.value_ints",
-    ]  # fmt: skip
+        "outcome",
+        "xfail @ infer",
+        "message",
+        "InferenceError: 'pads' must be 1D",
+        "known bug",
+        "https://example.org/bug/1",
+        "installed",
+        "numpy 2.4.6, onnx 1.18.0, onnxruntime 1.24.4, protobuf 7.36.2, Python 3.11.7",
+        "reproduce",
+        "nox -s repro -- onnx==1.18.0 onnxruntime==1.24.4 --cases pads.value_ints",
+    ]
 
     browser.find_element("tag name", "body").send_keys(Keys.ESCAPE)
     assert not detail.is_displayed()
@@ -275,12 +337,15 @@ def test_a_click_shows_the_result_message_versions_and_repro_command(
     grid_cell(browser, "pads · onnxruntime", "tensor · ort_run", "1.17.3").click()
     assert body.text.splitlines() == [
         "pads.tensor · ort_run @ onnx1.23.2-ort1.17.3",
-        "outcome", "crash",
-        "message", "worker killed by SIGSEGV (exit -11)",
+        "outcome",
+        "crash",
+        "message",
+        "worker killed by SIGSEGV (exit -11)",
         "installed",
         "numpy 1.26.4, onnx 1.23.2, onnxruntime 1.17.3, protobuf 7.36.2, Python 3.11.7",
-        "reproduce", "nox -s repro -- onnx==1.23.2 onnxruntime==1.17.3 --cases pads.tensor",
-    ]  # fmt: skip
+        "reproduce",
+        "nox -s repro -- onnx==1.23.2 onnxruntime==1.17.3 --cases pads.tensor",
+    ]
     browser.find_element("id", "close").click()  # closable by click, not only by Escape
     assert not detail.is_displayed()
     assert not browser.find_elements("css selector", "td.sel")
@@ -289,10 +354,13 @@ def test_a_click_shows_the_result_message_versions_and_repro_command(
     grid_cell(browser, "pads · onnxruntime", "value_ints · ort_run", "1.14.1").click()
     assert body.text.splitlines() == [
         "pads.value_ints · ort_run @ onnx1.23.2-ort1.14.1",
-        "outcome", "install-error",
-        "message", "× No solution found ╰─▶ onnxruntime==1.14.1 has no usable wheels",
-        "reproduce", "nox -s repro -- onnx==1.23.2 onnxruntime==1.14.1 --cases pads.value_ints",
-    ]  # fmt: skip
+        "outcome",
+        "install-error",
+        "message",
+        "× No solution found ╰─▶ onnxruntime==1.14.1 has no usable wheels",
+        "reproduce",
+        "nox -s repro -- onnx==1.23.2 onnxruntime==1.14.1 --cases pads.value_ints",
+    ]
 
     grid_cell(browser, "pads · onnx", "value_ints · shape_inference", "1.18.0").click()
     assert "InferenceError: 'pads' must be 1D" in body.text
@@ -323,16 +391,23 @@ def test_the_one_unexpected_result_is_on_the_first_screen_even_in_the_last_famil
     assert in_view(browser, line)
     # its square, last family × last release, says so too, and so does nothing else
     squares = browser.find_elements("css selector", "#squares tbody td a")
-    unexpected = [a for a in squares if a.get_attribute("title").endswith(
-        "ort 1.32.0: unexpected (1 pass, 1 fail)")]  # fmt: skip
+    unexpected = [
+        a
+        for a in squares
+        if a.get_attribute("title").endswith("ort 1.32.0: unexpected (1 pass, 1 fail)")
+    ]
     assert len(unexpected) == 1 and unexpected[0].text == "1" and in_view(browser, unexpected[0])
     assert squares.index(unexpected[0]) == len(squares) - 1
     artifact(browser, tmp_path, "first-screen-1600x1000.png")
 
     line.find_element("css selector", "a").click()  # to the result, opened
     hash = parse_qs(browser.execute_script("return location.hash.slice(1)"))
-    assert hash == {"family": ["layernorm_reducemean_fusion_21"], "case": [case],
-                    "release": ["onnxruntime:1.32.0"], "outcome": ["unexpected"]}  # fmt: skip
+    assert hash == {
+        "family": ["layernorm_reducemean_fusion_21"],
+        "case": [case],
+        "release": ["onnxruntime:1.32.0"],
+        "outcome": ["unexpected"],
+    }
     assert browser.find_element("id", "detail").is_displayed()
     assert "ValueError: outputs differ at [0, 3]" in browser.find_element("id", "detail").text
     assert in_view(browser, browser.find_element("css selector", "td.sel"))
@@ -348,21 +423,35 @@ def test_filters_live_in_the_url_and_a_loaded_url_restores_them(
     select(browser, "outcome", "not-pass")
     browser.find_element("id", "text").send_keys("tensor")
     rows, counted = shown(browser), count(browser)
-    assert rows == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C",
-                    "value_ints · ort_optimized I s", "tensor · ort_optimized I s"]  # fmt: skip
+    assert rows == [
+        *ORT_TABLE,
+        "value_ints · ort_run I",
+        "tensor · ort_run I C",
+        "value_ints · ort_optimized I s",
+        "tensor · ort_optimized I s",
+    ]
     assert twins(browser) == ["value_ints · ort_run I", "value_ints · ort_optimized I s"]
     url = browser.current_url
     assert parse_qs(url.split("#", 1)[1]) == {
-        "family": ["pads"], "release": ["onnxruntime:1.17.3"], "outcome": ["not-pass"],
+        "family": ["pads"],
+        "release": ["onnxruntime:1.17.3"],
+        "outcome": ["not-pass"],
         "case": ["tensor"],
-    }  # fmt: skip
+    }
 
     for reload in (lambda: browser.get("about:blank") or browser.get(url), browser.refresh):
         reload()
-        controls = {i: browser.find_element("id", i).get_attribute("value")
-                    for i in ("family", "release", "check", "outcome", "text")}  # fmt: skip
-        assert controls == {"family": "pads", "release": "onnxruntime:1.17.3", "check": "",
-                            "outcome": "not-pass", "text": "tensor"}  # fmt: skip
+        controls = {
+            i: browser.find_element("id", i).get_attribute("value")
+            for i in ("family", "release", "check", "outcome", "text")
+        }
+        assert controls == {
+            "family": "pads",
+            "release": "onnxruntime:1.17.3",
+            "check": "",
+            "outcome": "not-pass",
+            "text": "tensor",
+        }
         assert (shown(browser), count(browser)) == (rows, counted)
 
     browser.find_element("id", "clear").click()
@@ -370,13 +459,16 @@ def test_filters_live_in_the_url_and_a_loaded_url_restores_them(
 
     # a square of the summary is a filter: its family and release, what is wrong there
     crash = next(
-        a for a in browser.find_elements("css selector", "#squares tbody td a")
+        a
+        for a in browser.find_elements("css selector", "#squares tbody td a")
         if a.get_attribute("title").startswith("pads · ort 1.17.3")
-    )  # fmt: skip
+    )
     crash.click()
     assert parse_qs(browser.current_url.split("#", 1)[1]) == {
-        "family": ["pads"], "release": ["onnxruntime:1.17.3"], "outcome": ["unexpected"],
-    }  # fmt: skip
+        "family": ["pads"],
+        "release": ["onnxruntime:1.17.3"],
+        "outcome": ["unexpected"],
+    }
     assert shown(browser) == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C"]
     browser.back()  # the square's view is a history entry of its own
     assert count(browser) == "8 of 8 rows"
@@ -452,8 +544,19 @@ def test_the_legend_names_every_outcome_in_the_colour_its_cells_show(
     legend = browser.find_element("id", "legend")
     entries = legend.text.splitlines()
     assert entries == [e for e in ENTRIES if e not in ON_DEMAND]  # no-wheel: only on demand
-    assert {"pass", "fail", "xfail", "xpass", "error", "crash", "timeout", "skip",
-            "install-error", "import-error", "flaky"} <= set(entries)  # fmt: skip
+    assert {
+        "pass",
+        "fail",
+        "xfail",
+        "xpass",
+        "error",
+        "crash",
+        "timeout",
+        "skip",
+        "install-error",
+        "import-error",
+        "flaky",
+    } <= set(entries)
     swatches = browser.execute_script(
         "return [...arguments[0].children].map("
         "(item) => getComputedStyle(item, '::before').backgroundColor);",
@@ -489,8 +592,13 @@ def big_report(rows: int) -> Report:
         for cell in ready
     )
     cells: tuple[CellRecord, ...] = tuple(ready)
-    return replace(base, cells=cells, cases=cases, results=results,
-                   axes={"onnxruntime": tuple(c.id for c in ready)})  # fmt: skip
+    return replace(
+        base,
+        cells=cells,
+        cases=cases,
+        results=results,
+        axes={"onnxruntime": tuple(c.id for c in ready)},
+    )
 
 
 def test_the_page_stays_usable_at_5000_rows(window: Any, tmp_path: Path) -> None:
@@ -499,9 +607,12 @@ def test_the_page_stays_usable_at_5000_rows(window: Any, tmp_path: Path) -> None
     select(browser, "outcome", "fail")
     assert count(browser) == "52 of 5000 rows"  # 5,000 tests are a list, not twins
     failing = [f"test_{i:04d} · ort_run F F F" for i in range(0, 5000, 97)]
-    assert shown(browser) == ["suite · onnxruntime",
-                              "ort_run fails on every release (1.24.4–1.17.3)",
-                              "case · check 1.24.4 1.24.4 1.17.3", *failing]  # fmt: skip
+    assert shown(browser) == [
+        "suite · onnxruntime",
+        "ort_run fails on every release (1.24.4–1.17.3)",
+        "case · check 1.24.4 1.24.4 1.17.3",
+        *failing,
+    ]
     browser.find_element("id", "text").send_keys("test_0097")
     assert count(browser) == "1 of 5000 rows"
     assert shown(browser)[3:] == ["test_0097 · ort_run F F F"]
@@ -521,28 +632,49 @@ def board() -> Report:
         ready("1.23.2", "1.22.1"),
         ready("1.23.2", "1.24.4"),
     )
-    checks = {"ort_run": "onnxruntime", "reference": "onnx", "shape_inference": "onnx",
-              "inferred_annotations": "onnx"}  # fmt: skip
-    outcomes = {"test_abs": (Outcome.PASS, Outcome.FAIL),
-                "test_add": (Outcome.FAIL, Outcome.PASS),
-                "test_cos": (Outcome.SKIP, Outcome.PASS),
-                "test_div": (Outcome.PASS, Outcome.PASS)}  # fmt: skip
+    checks = {
+        "ort_run": "onnxruntime",
+        "reference": "onnx",
+        "shape_inference": "onnx",
+        "inferred_annotations": "onnx",
+    }
+    outcomes = {
+        "test_abs": (Outcome.PASS, Outcome.FAIL),
+        "test_add": (Outcome.FAIL, Outcome.PASS),
+        "test_cos": (Outcome.SKIP, Outcome.PASS),
+        "test_div": (Outcome.PASS, Outcome.PASS),
+    }
     cases = tuple(
-        CaseInfo(f"onnx_backend.{name}", "onnx_backend", name, "0", checks,
-                 tags=(name.split("_")[1].capitalize(),))
+        CaseInfo(
+            f"onnx_backend.{name}",
+            "onnx_backend",
+            name,
+            "0",
+            checks,
+            tags=(name.split("_")[1].capitalize(),),
+        )
         for name in outcomes
-    )  # fmt: skip
+    )
     results = tuple(
-        CheckResult(cell.id, f"onnx_backend.{name}", check,
-                    pair[i] if check == "ort_run" else Outcome.PASS,
-                    detail="outputs differ" if pair[i] is Outcome.FAIL else "")
+        CheckResult(
+            cell.id,
+            f"onnx_backend.{name}",
+            check,
+            pair[i] if check == "ort_run" else Outcome.PASS,
+            detail="outputs differ" if pair[i] is Outcome.FAIL else "",
+        )
         for name, pair in outcomes.items()
         for i, cell in enumerate(cells[1:])
         for check in checks
-    )  # fmt: skip
-    return Report(cells, cases, results, {"onnxruntime": tuple(c.id for c in cells)},
-                  families={"onnx_backend": "ONNX's backend node tests"},
-                  run={"generator_onnx": "1.23.2"})  # fmt: skip
+    )
+    return Report(
+        cells,
+        cases,
+        results,
+        {"onnxruntime": tuple(c.id for c in cells)},
+        families={"onnx_backend": "ONNX's backend node tests"},
+        run={"generator_onnx": "1.23.2"},
+    )
 
 
 def test_the_scoreboard_has_a_page_of_its_own_with_every_check_and_its_chart(
@@ -611,10 +743,14 @@ def test_a_real_runs_page_whole(browser: Any, tmp_path: Path) -> None:
     width, height = browser.execute_script(
         "const e = document.documentElement; return [e.scrollWidth, e.scrollHeight];"
     )
-    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
-    })  # fmt: skip
+    shot = browser.execute_cdp_cmd(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
+        },
+    )
     whole = Path(os.environ.get("COMPAT_ARTIFACTS", tmp_path)) / "real-whole-page.png"
     whole.write_bytes(base64.b64decode(shot["data"]))
     assert whole.stat().st_size > 100_000

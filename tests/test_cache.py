@@ -287,8 +287,14 @@ def test_result_files_of_older_in_cell_code_are_deleted_the_previous_one_kept(
         os.utime(path, (1_000_000 + age, 1_000_000 + age))
         stale.append(path)
     cache = ResultCache(directory)
-    record = {"case": "c", "check": "checker", "outcome": "pass", "phase": "", "detail": "",
-              "seconds": 0.1}  # fmt: skip
+    record = {
+        "case": "c",
+        "check": "checker",
+        "outcome": "pass",
+        "phase": "",
+        "detail": "",
+        "seconds": 0.1,
+    }
     cache.put([("k2", record)])
     assert sorted(p.name for p in directory.glob("*.jsonl")) == sorted(
         [cache.path.name, "results-bbbb.jsonl"]  # the newest other generation stays
@@ -303,8 +309,14 @@ def test_a_cache_opened_only_to_write_parses_nothing_until_it_has_grown(
     """`--fresh` reads no result back; it still writes each one, replacing the old."""
     import compat.state.cache
 
-    passed = {"case": "c", "check": "checker", "outcome": "pass", "phase": "", "detail": "",
-              "seconds": 0.1}  # fmt: skip
+    passed = {
+        "case": "c",
+        "check": "checker",
+        "outcome": "pass",
+        "phase": "",
+        "detail": "",
+        "seconds": 0.1,
+    }
     cache = ResultCache(tmp_path / "cache")
     cache.put([("k", {**passed, "outcome": "fail"})])
     writer = ResultCache(tmp_path / "cache", read=False)

@@ -212,12 +212,25 @@ def test_a_remembered_listing_follows_the_case_modules_and_the_options(tmp_path:
     corpus.mkdir()
     source = (ROOT / "cases" / "squeeze_empty_axes.py").read_text()
     (corpus / "squeeze_empty_axes.py").write_text(source)
-    base = ["matrix", "--list", "--config", str(ROOT / "pyproject.toml"),
-            "--corpus", str(corpus), "--state-dir", str(tmp_path / "state")]  # fmt: skip
+    base = [
+        "matrix",
+        "--list",
+        "--config",
+        str(ROOT / "pyproject.toml"),
+        "--corpus",
+        str(corpus),
+        "--state-dir",
+        str(tmp_path / "state"),
+    ]
 
     def cases(*more: str) -> list[str]:
-        out = subprocess.run([sys.executable, "-m", "compat", *base, *more], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-m", "compat", *base, *more],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         return [line.split()[0] for line in out.split("cases:\n", 1)[1].splitlines()]
 
     first = cases()
@@ -238,7 +251,8 @@ def test_output_cut_short_by_its_reader_is_no_error() -> None:
     """`onnx-compat plan | head -1`: the reader closes the pipe early (here before the
     first line: `true` reads nothing); no traceback, exit 0."""
     command = f"{sys.executable} -m compat plan --config {ROOT / 'pyproject.toml'} | true"
-    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=ROOT,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], cwd=ROOT, capture_output=True, text=True
+    )
     assert done.stderr == "", done.stderr
     assert done.returncode == 0

@@ -144,9 +144,17 @@ link = "https://github.com/example/exporter/issues/7"
 
 def corpus_with(config_path: Path, *extra: str) -> list[Case]:
     _, request = parse(
-        ["matrix", "--config", str(config_path), "--corpus", str(ROOT / "cases"),
-         "--cases-dir", str(ROOT / "examples" / "models"), *extra]
-    )  # fmt: skip
+        [
+            "matrix",
+            "--config",
+            str(config_path),
+            "--corpus",
+            str(ROOT / "cases"),
+            "--cases-dir",
+            str(ROOT / "examples" / "models"),
+            *extra,
+        ]
+    )
     assert isinstance(request, MatrixRequest)
     return load_corpus(request.common, load_config(config_path)).cases
 
@@ -156,9 +164,13 @@ def test_known_failures_of_any_case_are_data_in_the_config(tmp_path: Path) -> No
     (entry,) = load_config(path).known
     assert entry.cases == "models.wrong_output_*"
     assert entry.failure == KnownFailure(
-        "onnxruntime", ">=1.20", ("annotations",), "our exporter writes seq for the doubled axis",
-        "https://github.com/example/exporter/issues/7", ("fail", "error"),
-    )  # fmt: skip
+        "onnxruntime",
+        ">=1.20",
+        ("annotations",),
+        "our exporter writes seq for the doubled axis",
+        "https://github.com/example/exporter/issues/7",
+        ("fail", "error"),
+    )
     cases = {c.id: c for c in corpus_with(path)}
     assert cases["models.wrong_output_annotation"].known == (entry.failure,)
     assert cases["models.layer_norm"].known == ()
@@ -200,13 +212,17 @@ def test_a_config_glob_matching_no_loaded_case_is_not_an_error(tmp_path: Path) -
         (('versions = ">=1.20"', 'versions = "1.20+"'), "'1.20+' is not a version range"),
         (('checks = ["annotations"]', 'checks = "annotations"'), "checks must be a list of"),
         (('checks = ["annotations"]', "checks = []"), "checks must be a list of strings"),
-        (("reason = ", "outcomes = ['segfault']\nreason = "),
-         "outcomes: 'segfault' is not one a known failure can absorb; use fail, error, crash"),
-        (('reason = "our exporter writes seq for the doubled axis"', 'reason = ""'),
-         "reason must say what fails and why"),
+        (
+            ("reason = ", "outcomes = ['segfault']\nreason = "),
+            "outcomes: 'segfault' is not one a known failure can absorb; use fail, error, crash",
+        ),
+        (
+            ('reason = "our exporter writes seq for the doubled axis"', 'reason = ""'),
+            "reason must say what fails and why",
+        ),
         (('cases = "models.wrong_output_*"\n', ""), "[tool.compat.known #1] is missing 'cases'"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_known_table_is_one_error_naming_the_file_and_key(
     tmp_path: Path, change: tuple[str, str], message: str
 ) -> None:
@@ -239,15 +255,17 @@ def test_an_extra_axis_multiplies_the_cells_it_applies_to_and_pins_them() -> Non
     plan = expand(CONFIG, ("1.16.2", "1.23.2"), ("1.24.4",), True, extra, ("numpy==2.2.6",))
     assert [c.id for c in plan.cells] == [
         f"onnx{o}-ort1.24.4-protobuf{p}-with-numpy2.2.6"
-        for o in ("1.16.2", "1.23.2") for p in ("3.20.3", "6.33.0")
-    ]  # fmt: skip
+        for o in ("1.16.2", "1.23.2")
+        for p in ("3.20.3", "6.33.0")
+    ]
     first = plan.cells[0]
     assert "protobuf==3.20.3" in first.requirements and "protobuf" not in first.requirements
     assert "numpy==2.2.6" in first.requirements and first.version("protobuf") == "3.20.3"
     axes = expand(CONFIG, ("1.16.2",), ("1.17.3",), False, extra)
     assert [c.id for c in axes.axes["onnx"]] == [
-        "onnx1.16.2-ort1.24.4-protobuf3.20.3", "onnx1.16.2-ort1.24.4-protobuf6.33.0"
-    ]  # fmt: skip
+        "onnx1.16.2-ort1.24.4-protobuf3.20.3",
+        "onnx1.16.2-ort1.24.4-protobuf6.33.0",
+    ]
 
 
 def test_extra_axes_come_from_the_config_and_the_command_line_replaces_them(
@@ -300,8 +318,14 @@ def test_the_resolver_s_reason_names_the_requirement_it_really_clashes_with() ->
          conclude that your requirements and ml-dtypes>=0.7.0 are incompatible.
          And because you require ml-dtypes>=0.7, we can conclude that your requirements
          are unsatisfiable."""
-    requirements = ("onnx==1.16.2", "onnxruntime==1.17.3", "numpy", "protobuf", "numpy<2",
-                    "ml_dtypes>=0.7")  # fmt: skip
+    requirements = (
+        "onnx==1.16.2",
+        "onnxruntime==1.17.3",
+        "numpy",
+        "protobuf",
+        "numpy<2",
+        "ml_dtypes>=0.7",
+    )
     assert resolver_reason(message, requirements) == (
         "ml-dtypes>=0.7.0 requires numpy>=2.0.0, but the cell requires numpy<2"
     )
@@ -330,8 +354,11 @@ def test_an_axis_that_follows_the_index_is_one_release_per_minor_recorded_for_of
     from compat.plan.follow import follow, newest_per_minor
 
     assert newest_per_minor(["1.20.0", "1.20.1", "1.21.0rc1", "1.21.0", "1.19.2", "1.9.0"]) == (
-        "1.9.0", "1.19.2", "1.20.1", "1.21.0",
-    )  # fmt: skip
+        "1.9.0",
+        "1.19.2",
+        "1.20.1",
+        "1.21.0",
+    )
     config = load_config(write(tmp_path, MINIMAL.replace('["1.18.0", "1.21.0"]', '">=1.20"')))
     assert config.onnx.follows == ">=1.20" and config.onnx.versions == ()
     state = tmp_path / "state"

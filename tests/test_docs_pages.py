@@ -19,14 +19,47 @@ from compat.render.grid import Row, build_tables, verdict
 from compat.render.outputs import DOCS, Style, render_files
 from tests.test_report import check_golden, sample_report
 
-ONNX = ("1.14.1", "1.15.0", "1.16.2", "1.17.0", "1.18.0", "1.19.1", "1.20.1", "1.21.0",
-        "1.22.0", "1.23.2")  # fmt: skip
-ORT = ("1.15.1", "1.16.3", "1.17.3", "1.18.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1",
-       "1.23.2", "1.24.4", "1.25.1", "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0",
-       "1.31.1", "1.32.0")  # fmt: skip
-CHECKS = {"checker": "onnx", "shape_inference": "onnx", "reference": "onnx",
-          "annotations_builtin": "onnx", "annotations": "both", "ort_run": "onnxruntime",
-          "ort_optimized": "onnxruntime"}  # fmt: skip
+ONNX = (
+    "1.14.1",
+    "1.15.0",
+    "1.16.2",
+    "1.17.0",
+    "1.18.0",
+    "1.19.1",
+    "1.20.1",
+    "1.21.0",
+    "1.22.0",
+    "1.23.2",
+)
+ORT = (
+    "1.15.1",
+    "1.16.3",
+    "1.17.3",
+    "1.18.1",
+    "1.19.2",
+    "1.20.1",
+    "1.21.1",
+    "1.22.1",
+    "1.23.2",
+    "1.24.4",
+    "1.25.1",
+    "1.26.0",
+    "1.27.0",
+    "1.28.0",
+    "1.29.0",
+    "1.30.0",
+    "1.31.1",
+    "1.32.0",
+)
+CHECKS = {
+    "checker": "onnx",
+    "shape_inference": "onnx",
+    "reference": "onnx",
+    "annotations_builtin": "onnx",
+    "annotations": "both",
+    "ort_run": "onnxruntime",
+    "ort_optimized": "onnxruntime",
+}
 ISSUE = "https://github.com/onnx/onnx/issues/{}"
 
 
@@ -36,11 +69,16 @@ def default_matrix(families: int = 21, cases: int = 6) -> Report:
     on the newest onnx, one that never applies, and one release that did not install."""
     onnx_axis = [CellRecord(f"onnx{v}-ort1.24.4", v, "1.24.4", CellState.READY) for v in ONNX]
     ort_axis = [
-        onnx_axis[-1] if v == "1.24.4" else CellRecord(
-            f"onnx1.23.2-ort{v}", "1.23.2", v,
-            CellState.INSTALL_ERROR if v == "1.16.3" else CellState.READY)
+        onnx_axis[-1]
+        if v == "1.24.4"
+        else CellRecord(
+            f"onnx1.23.2-ort{v}",
+            "1.23.2",
+            v,
+            CellState.INSTALL_ERROR if v == "1.16.3" else CellState.READY,
+        )
         for v in ORT
-    ]  # fmt: skip
+    ]
     cells = [*onnx_axis, *(c for c in ort_axis if c not in onnx_axis)]
     infos, results = [], []
     for f in range(families):
@@ -48,10 +86,16 @@ def default_matrix(families: int = 21, cases: int = 6) -> Report:
         for c in range(cases):
             case = f"{family}.variant_{c}.{'rare' if c % 2 else 'common'}"
             fixed = ONNX[f % 9 + 1]
-            bug = {"package": "onnx", "versions": f"<{fixed}", "link": ISSUE.format(f),
-                   "checks": ["reference"], "reason": f"reason {f}"}  # fmt: skip
-            infos.append(CaseInfo(case, family, f"the form number {c}", "0", CHECKS,
-                                  (bug,) if c % 2 else ()))  # fmt: skip
+            bug = {
+                "package": "onnx",
+                "versions": f"<{fixed}",
+                "link": ISSUE.format(f),
+                "checks": ["reference"],
+                "reason": f"reason {f}",
+            }
+            infos.append(
+                CaseInfo(case, family, f"the form number {c}", "0", CHECKS, (bug,) if c % 2 else ())
+            )
             for cell in cells:
                 if cell.state is not CellState.READY:
                     continue
@@ -67,12 +111,14 @@ def default_matrix(families: int = 21, cases: int = 6) -> Report:
                         outcome, detail = Outcome.SKIP, f"onnx {cell.onnx} has no checker"
                     elif check == "ort_optimized":
                         outcome, detail = Outcome.SKIP, "case declares no optimized structure"
-                    results.append(CheckResult(cell.id, case, check, outcome, detail,
-                                               known=known))  # fmt: skip
-    return Report(tuple(cells), tuple(infos), tuple(results),
-                  {"onnx": tuple(c.id for c in onnx_axis),
-                   "onnxruntime": tuple(c.id for c in ort_axis)},
-                  {f"family_{f:02d}": f"What family {f} is." for f in range(families)})  # fmt: skip
+                    results.append(CheckResult(cell.id, case, check, outcome, detail, known=known))
+    return Report(
+        tuple(cells),
+        tuple(infos),
+        tuple(results),
+        {"onnx": tuple(c.id for c in onnx_axis), "onnxruntime": tuple(c.id for c in ort_axis)},
+        {f"family_{f:02d}": f"What family {f} is." for f in range(families)},
+    )
 
 
 def without_links(text: str) -> str:
@@ -152,21 +198,29 @@ def test_tables_stay_narrow_verdict_first_then_merged_releases() -> None:
         "`variant_1.rare`",
         "works on onnx ≥ 1.17.0; broken on 1.14.1–1.16.2 "
         "([onnx #2](https://github.com/onnx/onnx/issues/2))",
-        "🐞", "✅",
-    ]  # fmt: skip
+        "🐞",
+        "✅",
+    ]
 
 
 def test_rows_changing_at_many_releases_read_their_marks_as_runs() -> None:
     """support_limits' shape: each row starts to run one release later than the last."""
     cells = tuple(CellRecord(f"onnx{v}-ort1.24.4", v, "1.24.4", CellState.READY) for v in ONNX)
-    cases = tuple(CaseInfo(f"limits.ir{i}", "limits", f"IR {i}", "0", {"checker": "onnx"})
-                  for i in range(len(ONNX)))  # fmt: skip
+    cases = tuple(
+        CaseInfo(f"limits.ir{i}", "limits", f"IR {i}", "0", {"checker": "onnx"})
+        for i in range(len(ONNX))
+    )
     results = tuple(
-        CheckResult(cell.id, case.id, "checker", Outcome.SKIP if k < i else Outcome.PASS,
-                    f"IR {i} > max of onnx {cell.onnx}" if k < i else "")
+        CheckResult(
+            cell.id,
+            case.id,
+            "checker",
+            Outcome.SKIP if k < i else Outcome.PASS,
+            f"IR {i} > max of onnx {cell.onnx}" if k < i else "",
+        )
         for i, case in enumerate(cases)
         for k, cell in enumerate(cells)
-    )  # fmt: skip
+    )
     report = Report(cells, cases, results, {"onnx": tuple(c.id for c in cells)})
     table = columns(family_page(report, "limits"), "### checker")
     assert table[0] == ["case", "verdict", "releases"]
@@ -175,33 +229,58 @@ def test_rows_changing_at_many_releases_read_their_marks_as_runs() -> None:
         "works on onnx ≥ 1.17.0; skipped before: IR 3 > max of onnx 1.14.1–1.16.2",
         "⏭️ 1.14.1–1.16.2 · ✅ 1.17.0–1.23.2",
     ]
-    assert len(family_page(report, "limits", squash=False).split("### checker")[1]
-               .splitlines()[2].split("|")) == len(ONNX) + 4  # unmerged: a column each  # fmt: skip
+    assert (
+        len(
+            family_page(report, "limits", squash=False)
+            .split("### checker")[1]
+            .splitlines()[2]
+            .split("|")
+        )
+        == len(ONNX) + 4
+    )  # unmerged: a column each
 
 
 @pytest.mark.parametrize(
     ("entries", "details", "said"),
     [
-        (("skip",) * 9 + ("pass",), "onnx {} has no annotation checker",
-         "runs only on onnx 1.23.2, and works; skipped before: "
-         "onnx 1.14.1–1.22.0 has no annotation checker"),
-        (("skip",) * 4 + ("pass",) * 6, "IR version 11 > max 10 of onnx {}",
-         "works on onnx ≥ 1.18.0; skipped before: IR version 11 > max 10 of onnx 1.14.1–1.17.0"),
-        (("skip",) * 2 + ("xfail",) * 3 + ("pass",) * 5, "too new for {}",
-         "works on onnx ≥ 1.19.1; broken on 1.16.2–1.18.0 (onnx #1); "
-         "skipped before: too new for 1.14.1–1.15.0"),
-        (("pass",) * 8 + ("skip",) * 2, "dropped in {}",
-         "works on onnx ≤ 1.21.0; skipped after: dropped in 1.22.0–1.23.2"),
+        (
+            ("skip",) * 9 + ("pass",),
+            "onnx {} has no annotation checker",
+            "runs only on onnx 1.23.2, and works; skipped before: "
+            "onnx 1.14.1–1.22.0 has no annotation checker",
+        ),
+        (
+            ("skip",) * 4 + ("pass",) * 6,
+            "IR version 11 > max 10 of onnx {}",
+            "works on onnx ≥ 1.18.0; skipped before: IR version 11 > max 10 of onnx 1.14.1–1.17.0",
+        ),
+        (
+            ("skip",) * 2 + ("xfail",) * 3 + ("pass",) * 5,
+            "too new for {}",
+            "works on onnx ≥ 1.19.1; broken on 1.16.2–1.18.0 (onnx #1); "
+            "skipped before: too new for 1.14.1–1.15.0",
+        ),
+        (
+            ("pass",) * 8 + ("skip",) * 2,
+            "dropped in {}",
+            "works on onnx ≤ 1.21.0; skipped after: dropped in 1.22.0–1.23.2",
+        ),
         (("skip",) * 10, "not for {}", "skipped on every onnx release: not for 1.14.1–1.23.2"),
         (("pass",) * 10, "", "works on every tested onnx release (1.14.1–1.23.2)"),
     ],
-)  # fmt: skip
+)
 def test_skips_are_said_as_skips(entries: tuple[str, ...], details: str, said: str) -> None:
     results = tuple(
-        CheckResult("c", "f.a", "checker", Outcome(e), details.format(label) if e == "skip" else "",
-                    known="https://github.com/onnx/onnx/issues/1" if e == "xfail" else "")
+        CheckResult(
+            "c",
+            "f.a",
+            "checker",
+            Outcome(e),
+            details.format(label) if e == "skip" else "",
+            known="https://github.com/onnx/onnx/issues/1" if e == "xfail" else "",
+        )
         for label, e in zip(ONNX, entries, strict=True)
-    )  # fmt: skip
+    )
     assert verdict("onnx", ONNX, Row("f.a", "checker", entries, results)) == said
 
 
@@ -257,5 +336,9 @@ def test_the_docs_render_the_same_bytes_every_time(tmp_path: Path) -> None:
         p.relative_to(tmp_path / "b") for p in second
     ]
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(first, second, strict=True))
-    assert {p.name for p in first} == {"compatibility.md", "family_00.md", "family_01.md",
-                                       "summary.svg"}  # fmt: skip
+    assert {p.name for p in first} == {
+        "compatibility.md",
+        "family_00.md",
+        "family_01.md",
+        "summary.svg",
+    }

@@ -180,12 +180,14 @@ def test_several_runs_travel_to_the_cell_and_each_is_judged(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("names", "message"),
     [
-        (["m.1.npz"], "m.1.npz: a further run, but the first run's inputs are missing; "
-                      "put them in m.npz"),
+        (
+            ["m.1.npz"],
+            "m.1.npz: a further run, but the first run's inputs are missing; put them in m.npz",
+        ),
         (["m.npz", "m.2.npz"], "m.2.npz: runs are numbered without gaps, and m.1.npz is missing"),
         (["m.npz", "m.01.npz"], "m.01.npz: number further runs 1, 2, …, like m.1.npz, m.2.npz"),
     ],
-)  # fmt: skip
+)
 def test_runs_are_numbered_from_the_first_without_gaps(
     tmp_path: Path, names: list[str], message: str
 ) -> None:
@@ -228,9 +230,15 @@ def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path
     _, _, (first, second) = load_dropins(tmp_path)
     assert first.known == ()
     assert second.known == (
-        KnownFailure("onnxruntime", "<1.20", ("ort_run",), "segfaults",
-                     "https://github.com/microsoft/onnxruntime/issues/1", ("crash",)),
-    )  # fmt: skip
+        KnownFailure(
+            "onnxruntime",
+            "<1.20",
+            ("ort_run",),
+            "segfaults",
+            "https://github.com/microsoft/onnxruntime/issues/1",
+            ("crash",),
+        ),
+    )
 
 
 @pytest.mark.parametrize(
@@ -242,8 +250,11 @@ def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path
             "compat.toml: unknown key 'links' in [known #1]; allowed keys are cases, checks, "
             "link, match, outcomes, package, phase, raises, reason, versions",
         ),
-        ("timeout = 3\n", "compat.toml: unknown key 'timeout'; a drop-in folder's compat.toml "
-                          "holds rtol, atol, [[tolerance]] and [[known]] tables only"),
+        (
+            "timeout = 3\n",
+            "compat.toml: unknown key 'timeout'; a drop-in folder's compat.toml "
+            "holds rtol, atol, [[tolerance]] and [[known]] tables only",
+        ),
         (
             '[[known]]\ncases = "tmp.m"\npackage = "onnx"\nchecks = ["checker"]\nreason = "r"\n',
             "compat.toml [known #1]: cases 'tmp.m' matches no model file in",
@@ -260,7 +271,7 @@ def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path
         ),
         ("[[known]]\ncases = \n", "compat.toml: cannot read it: "),
     ],
-)  # fmt: skip
+)
 def test_a_bad_folder_compat_toml_is_one_error_naming_it(
     tmp_path: Path, text: str, message: str
 ) -> None:
@@ -339,9 +350,26 @@ def test_a_slow_reference_evaluator_is_a_skip_naming_its_time_and_decides_nothin
     models.mkdir()
     save(grid_sample(512), models / "grid.onnx")  # ~26 s in the reference, 0.1 s in ort
     out = tmp_path / "out"
-    args = ["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
-            "--out", str(out), "--cases-dir", str(models), "--cases", "slow.*",
-            "--onnx", "1.23.2", "--ort", "1.24.4", "--cross", "--timeout", "5"]  # fmt: skip
+    args = [
+        "matrix",
+        "--config",
+        str(ROOT / "pyproject.toml"),
+        "--state-dir",
+        str(shared_state),
+        "--out",
+        str(out),
+        "--cases-dir",
+        str(models),
+        "--cases",
+        "slow.*",
+        "--onnx",
+        "1.23.2",
+        "--ort",
+        "1.24.4",
+        "--cross",
+        "--timeout",
+        "5",
+    ]
     code = main(args)
     report = json.loads((out / "matrix.json").read_text())
     got = {r["check"]: r for r in report["results"]}

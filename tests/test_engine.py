@@ -51,8 +51,12 @@ def depends(task: str) -> tuple[str, ...]:
 
 
 def packages(cell: Cell) -> dict[str, str]:
-    return {"onnx": cell.onnx, "onnxruntime": cell.onnxruntime, "numpy": "2.2.6",
-            "protobuf": "6.31.1"}  # fmt: skip
+    return {
+        "onnx": cell.onnx,
+        "onnxruntime": cell.onnxruntime,
+        "numpy": "2.2.6",
+        "protobuf": "6.31.1",
+    }
 
 
 def older(version: str, than: str) -> bool:
@@ -80,8 +84,9 @@ class Fakes:
     def environment(self, cell: Cell) -> Environment:
         state = CellState.INSTALL_ERROR if cell.id in self.broken else CellState.READY
         detail = "no such release" if cell.id in self.broken else ""
-        record = CellRecord(cell.id, cell.onnx, cell.onnxruntime, state, packages(cell),
-                            "3.11.7", "Linux", detail)  # fmt: skip
+        record = CellRecord(
+            cell.id, cell.onnx, cell.onnxruntime, state, packages(cell), "3.11.7", "Linux", detail
+        )
         python = Path("/nowhere") / cell.id / "bin/python"
         with self.lock:
             self.cells[python] = cell
@@ -95,9 +100,18 @@ class Fakes:
     def existing(self, cell: Cell, envs_dir: Path, python: str) -> Environment | None:
         return self.environment(cell) if cell.id in self.prebuilt else None
 
-    def run(self, python: Path, tasks: list[Task], workdir: Path, timeout: float,
-            code: Path | None, limits: tuple[int, ...], stack: str,
-            on_records: OnRecords | None, memory: int) -> list[dict[str, Any]]:  # fmt: skip
+    def run(
+        self,
+        python: Path,
+        tasks: list[Task],
+        workdir: Path,
+        timeout: float,
+        code: Path | None,
+        limits: tuple[int, ...],
+        stack: str,
+        on_records: OnRecords | None,
+        memory: int,
+    ) -> list[dict[str, Any]]:
         cell = self.cells[python]
         with self.lock:
             self.seen_at_start.append(set(self.reported))
@@ -108,9 +122,18 @@ class Fakes:
             on_records(list(enumerate(records)))
         return records
 
-    def rerun(self, python: Path, code: Path, tasks: list[Task], first: list[dict[str, Any]],
-              rounds: int, workdir: Path, timeout: float, limits: tuple[int, ...],
-              memory: int) -> list[dict[str, Any]]:  # fmt: skip
+    def rerun(
+        self,
+        python: Path,
+        code: Path,
+        tasks: list[Task],
+        first: list[dict[str, Any]],
+        rounds: int,
+        workdir: Path,
+        timeout: float,
+        limits: tuple[int, ...],
+        memory: int,
+    ) -> list[dict[str, Any]]:
         """As compat/execute/reruns.py: `rounds` more runs, then judged."""
         history = [[record] for record in first]
         for _ in range(rounds):
@@ -137,8 +160,14 @@ def verdict(cell: Cell, task: Task, first: bool) -> dict[str, Any]:
     if "flip" in task.case and first:
         outcome, phase = "fail", "compare"
     detail = ", ".join(f"{name}=={versions[name]}" for name in needs)  # what it saw
-    return {"case": task.case, "check": task.check, "outcome": outcome, "phase": phase,
-            "detail": detail, "seconds": 0.01}  # fmt: skip
+    return {
+        "case": task.case,
+        "check": task.check,
+        "outcome": outcome,
+        "phase": phase,
+        "detail": detail,
+        "seconds": 0.01,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -174,23 +203,32 @@ def run(
 
 def shown(runs: dict[str, CellRun]) -> dict[str, list[CheckResult]]:
     """Each cell's results as a report shows them, without where and how long."""
-    return {cell: [replace(r, origin="", seconds=0.0) for r in run.results]
-            for cell, run in runs.items()}  # fmt: skip
+    return {
+        cell: [replace(r, origin="", seconds=0.0) for r in run.results]
+        for cell, run in runs.items()
+    }
 
 
 def distinct(cells: list[Cell], files: list[CaseFiles]) -> set[tuple[str, str, tuple[str, ...]]]:
     """What really has to run: each case's task once per set of versions it depends on."""
     return {
         (f.case.id, task, tuple(packages(cell)[n] for n in depends(task)))
-        for cell in cells for f in files for check in f.case.checks
+        for cell in cells
+        for f in files
+        for check in f.case.checks
         for task in ([f"{check}:{p.name}" for p in BY_NAME[check].parts] or [check])
-    }  # fmt: skip
+    }
 
 
-PAIRS = st.lists(st.tuples(st.sampled_from(ONNX), st.sampled_from(ORT)), min_size=1,
-                 max_size=5, unique=True)  # fmt: skip
-CASES = st.lists(st.sampled_from(["tiny.good", "tiny.bad", "tiny.errs", "tiny.known_bad"]),
-                 min_size=1, max_size=4, unique=True)  # fmt: skip
+PAIRS = st.lists(
+    st.tuples(st.sampled_from(ONNX), st.sampled_from(ORT)), min_size=1, max_size=5, unique=True
+)
+CASES = st.lists(
+    st.sampled_from(["tiny.good", "tiny.bad", "tiny.errs", "tiny.known_bad"]),
+    min_size=1,
+    max_size=4,
+    unique=True,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -216,8 +254,10 @@ def test_shared_results_are_the_results_each_cell_computes_itself(
     assert len(alone.ran) >= tasks  # every cell computed its own (parts count apart)
     assert len(together.ran) == len(distinct(cells, files)) <= len(alone.ran)
     assert sum(r.executed for r in shared.values()) == len(together.ran)
-    if len(cells) > 1 and (len({c.onnx for c in cells}) < len(cells)
-                           or len({c.onnxruntime for c in cells}) < len(cells)):  # fmt: skip
+    if len(cells) > 1 and (
+        len({c.onnx for c in cells}) < len(cells)
+        or len({c.onnxruntime for c in cells}) < len(cells)
+    ):
         assert len(together.ran) < len(alone.ran)  # two cells share a release: less work
     # a shared result says where it came from; a result of its own, nothing
     for cell, cell_run in shared.items():
@@ -323,8 +363,9 @@ def test_an_unexpected_result_runs_again_and_a_flip_is_flaky(
     # every part of an unexpected result ran twice more, nothing else did
     counts = Counter(fakes.ran)
     again = {(case, task.split(":")[0]) for (_, case, task), n in counts.items() if n > 1}
-    unexpected = {(r.case, r.check) for run in runs.values() for r in run.results
-                  if r.outcome.unexpected}  # fmt: skip
+    unexpected = {
+        (r.case, r.check) for run in runs.values() for r in run.results if r.outcome.unexpected
+    }
     assert again == unexpected and set(counts.values()) == {1, 3}
     assert sum(r.reran for r in runs.values()) == len(fakes.ran) - len(counts)
 

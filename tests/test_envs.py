@@ -86,8 +86,9 @@ def test_a_release_that_does_not_exist_is_an_install_error_while_other_cells_fin
         str(ROOT / "examples" / "models"),
     )
     assert code == 1 and sentinel.exists()  # 1: the example's wrong output annotation
-    untimed = [{**r, "seconds": 0, "origin": ""} for r in again["results"]
-               if r["case"].startswith("pad_")]  # fmt: skip
+    untimed = [
+        {**r, "seconds": 0, "origin": ""} for r in again["results"] if r["case"].startswith("pad_")
+    ]
     assert untimed == [{**r, "seconds": 0} for r in results]
     assert {r["origin"] for r in again["results"] if r["case"].startswith("pad_")} == {"cache"}
 
@@ -147,10 +148,12 @@ def test_shards_merged_equal_a_single_run(tmp_path: Path, shared_state: Path) ->
     single = json.loads((tmp_path / "single" / "matrix.json").read_text())
     merged = json.loads((tmp_path / "merged" / "matrix.json").read_text())
     # where a shared result was computed depends on which cells a shard holds
-    untimed = [{k: v for k, v in r.items() if k not in ("seconds", "origin")}
-               for r in single["results"]]  # fmt: skip
-    assert [{k: v for k, v in r.items() if k not in ("seconds", "origin")}
-            for r in merged["results"]] == untimed  # fmt: skip
+    untimed = [
+        {k: v for k, v in r.items() if k not in ("seconds", "origin")} for r in single["results"]
+    ]
+    assert [
+        {k: v for k, v in r.items() if k not in ("seconds", "origin")} for r in merged["results"]
+    ] == untimed
     for key in ("cells", "cases", "axes", "families"):
         assert merged[key] == single[key]
     single_md = (tmp_path / "single" / "matrix.md").read_text()
@@ -160,11 +163,20 @@ def test_shards_merged_equal_a_single_run(tmp_path: Path, shared_state: Path) ->
 def test_a_failing_cell_reproduces_from_the_written_script_in_a_fresh_venv(
     tmp_path: Path, shared_state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main([
-        "repro", "onnx==1.18.0", "--cases", "pad_pads_from_constant.value_ints",
-        "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
-        "--out", str(tmp_path),
-    ])  # fmt: skip
+    code = main(
+        [
+            "repro",
+            "onnx==1.18.0",
+            "--cases",
+            "pad_pads_from_constant.value_ints",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0  # the failures are known ones (xfail)
     assert "installed: numpy" in out and "onnx 1.18.0, onnxruntime 1.24.4" in out
@@ -178,10 +190,18 @@ def test_a_failing_cell_reproduces_from_the_written_script_in_a_fresh_venv(
     uv = find_uv()
     subprocess.run([uv, "venv", "--quiet", str(venv)], check=True)
     subprocess.run(
-        [uv, "pip", "install", "--quiet", "--python", str(env_python(venv)),
-         "-r", str(script.with_name("requirements.txt"))],
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(env_python(venv)),
+            "-r",
+            str(script.with_name("requirements.txt")),
+        ],
         check=True,
-    )  # fmt: skip
+    )
     done = subprocess.run(
         [str(env_python(venv)), str(script)], capture_output=True, text=True, check=False
     )
@@ -195,11 +215,21 @@ def test_a_failing_cell_reproduces_from_the_written_script_in_a_fresh_venv(
 def test_bisect_finds_the_release_that_fixed_value_ints_pads(
     shared_state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main([
-        "bisect", "--case", "pad_pads_from_constant.value_ints", "--check", "shape_inference",
-        "--package", "onnx", "--config", str(ROOT / "pyproject.toml"),
-        "--state-dir", str(shared_state),
-    ])  # fmt: skip
+    code = main(
+        [
+            "bisect",
+            "--case",
+            "pad_pads_from_constant.value_ints",
+            "--check",
+            "shape_inference",
+            "--package",
+            "onnx",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert out.splitlines()[-1] == "last failing 1.20.1, first passing 1.21.0: fixed in 1.21.0"
@@ -213,12 +243,21 @@ def test_bisect_finds_the_release_that_fixed_value_ints_pads(
 def test_the_scoreboard_runs_the_backend_suite_in_a_real_cell(
     tmp_path: Path, shared_state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main([
-        "scoreboard", "--ort", "1.24.4",
-        "--cases", "onnx_backend.test_abs*,onnx_backend.test_max_*",
-        "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
-        "--out", str(tmp_path),
-    ])  # fmt: skip
+    code = main(
+        [
+            "scoreboard",
+            "--ort",
+            "1.24.4",
+            "--cases",
+            "onnx_backend.test_abs*,onnx_backend.test_max_*",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     board = (tmp_path / "scoreboard.md").read_text()
     assert "generated by onnx" in board and "| 1.24.4 " in board
@@ -226,8 +265,11 @@ def test_the_scoreboard_runs_the_backend_suite_in_a_real_cell(
     report = json.loads((tmp_path / "matrix.json").read_text())
     assert report["run"]["generator_onnx"]
     assert {r["check"] for r in report["results"]} == {
-        "ort_run", "reference", "shape_inference", "inferred_annotations"
-    }  # fmt: skip
+        "ort_run",
+        "reference",
+        "shape_inference",
+        "inferred_annotations",
+    }
 
 
 def test_two_runs_started_at_once_on_an_empty_state_directory_both_succeed(
@@ -238,9 +280,23 @@ def test_two_runs_started_at_once_on_an_empty_state_directory_both_succeed(
     import sys
 
     state = tmp_path / "state"
-    command = [sys.executable, "-m", "compat", "matrix", "--onnx", "1.23.2", "--ort", "1.24.4",
-               "--cross", "--cases", "pad_pads_from_constant.*,shape_slice_folding.*",
-               "--state-dir", str(state), "--jobs", "1"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "compat",
+        "matrix",
+        "--onnx",
+        "1.23.2",
+        "--ort",
+        "1.24.4",
+        "--cross",
+        "--cases",
+        "pad_pads_from_constant.*,shape_slice_folding.*",
+        "--state-dir",
+        str(state),
+        "--jobs",
+        "1",
+    ]
     runs = [
         subprocess.Popen(
             [*command, "--out", str(tmp_path / name)],
@@ -266,12 +322,20 @@ def test_results_shared_between_cells_equal_every_cell_computing_everything(
 ) -> None:
     """Distinct work only: a result computed once and shown in every cell with the same
     versions of what its check depends on is the result each cell computes itself."""
-    axes = ["--onnx", "1.18.0,1.23.2", "--ort", "1.17.3,1.24.4",
-            "--cases", "pad_*,shape_slice_folding.*,reshape_allowzero.*,annotations.*"]  # fmt: skip
+    axes = [
+        "--onnx",
+        "1.18.0,1.23.2",
+        "--ort",
+        "1.17.3,1.24.4",
+        "--cases",
+        "pad_*,shape_slice_folding.*,reshape_allowzero.*,annotations.*",
+    ]
     common = ["--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state)]
     assert main(["matrix", *common, *axes, "--out", str(tmp_path / "shared"), "--fresh"]) == 0
-    assert main(["matrix", *common, *axes, "--out", str(tmp_path / "full"), "--fresh",
-                 "--no-share"]) == 0  # fmt: skip
+    assert (
+        main(["matrix", *common, *axes, "--out", str(tmp_path / "full"), "--fresh", "--no-share"])
+        == 0
+    )
     shared = json.loads((tmp_path / "shared" / "matrix.json").read_text())
     full = json.loads((tmp_path / "full" / "matrix.json").read_text())
     assert {r["origin"] for r in full["results"]} == {""}  # every cell computed its own
@@ -301,18 +365,35 @@ def test_an_extra_package_axis_pins_each_cell_and_an_unsatisfiable_pair_says_why
     """`--pkg protobuf=…`: onnx 1.23.2 needs protobuf >= 6.31.1, so that one pair is an
     install-error with uv's reason in one line, never a silent substitution; every other
     cell records the protobuf it was pinned to, with the results of the plain matrix."""
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--out", str(tmp_path / "out"),
-                 "--onnx", "1.16.2,1.23.2", "--ort", "1.24.4", "--cross",
-                 "--pkg", "protobuf=3.20.3,6.33.0",
-                 "--cases", "pad_pads_from_constant.*"])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path / "out"),
+            "--onnx",
+            "1.16.2,1.23.2",
+            "--ort",
+            "1.24.4",
+            "--cross",
+            "--pkg",
+            "protobuf=3.20.3,6.33.0",
+            "--cases",
+            "pad_pads_from_constant.*",
+        ]
+    )
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     assert code == 1  # a broken cell
     cells = {c["id"]: c for c in report["cells"]}
     assert sorted(cells) == [
-        "onnx1.16.2-ort1.24.4-protobuf3.20.3", "onnx1.16.2-ort1.24.4-protobuf6.33.0",
-        "onnx1.23.2-ort1.24.4-protobuf3.20.3", "onnx1.23.2-ort1.24.4-protobuf6.33.0",
-    ]  # fmt: skip
+        "onnx1.16.2-ort1.24.4-protobuf3.20.3",
+        "onnx1.16.2-ort1.24.4-protobuf6.33.0",
+        "onnx1.23.2-ort1.24.4-protobuf3.20.3",
+        "onnx1.23.2-ort1.24.4-protobuf6.33.0",
+    ]
     broken = cells.pop("onnx1.23.2-ort1.24.4-protobuf3.20.3")
     assert broken["state"] == "install-error"
     assert broken["detail"].splitlines()[0] == (
@@ -321,8 +402,9 @@ def test_an_extra_package_axis_pins_each_cell_and_an_unsatisfiable_pair_says_why
     for cell_id, cell in cells.items():
         assert cell["state"] == "ready"
         assert cell["packages"]["protobuf"] == cell_id.rsplit("protobuf", 1)[1]
-    outcomes = {(r["cell"].split("-")[0], r["case"], r["check"]): r["outcome"]
-                for r in report["results"]}  # fmt: skip
+    outcomes = {
+        (r["cell"].split("-")[0], r["case"], r["check"]): r["outcome"] for r in report["results"]
+    }
     assert outcomes[("onnx1.16.2", "pad_pads_from_constant.value_ints", "shape_inference")] == (
         "xfail"  # the known onnx < 1.21 bug, whatever the protobuf
     )
@@ -342,10 +424,25 @@ def test_an_extra_package_axis_pins_each_cell_and_an_unsatisfiable_pair_says_why
 def test_weekly_runs_the_newest_onnx_weekly_labelled_with_its_real_version(
     tmp_path: Path, shared_state: Path
 ) -> None:
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--out", str(tmp_path / "out"), "--onnx", "weekly",
-                 "--ort", "1.24.4", "--axis", "onnx",
-                 "--cases", "pad_pads_from_constant.tensor"])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path / "out"),
+            "--onnx",
+            "weekly",
+            "--ort",
+            "1.24.4",
+            "--axis",
+            "onnx",
+            "--cases",
+            "pad_pads_from_constant.tensor",
+        ]
+    )
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     (cell,) = report["cells"]
     assert cell["state"] == "ready", cell["detail"]
@@ -362,10 +459,24 @@ def test_the_writer_reader_table_agrees_with_a_plain_venv_on_a_few_pairs(
     """onnx 1.16.2 writes IR 10: onnxruntime 1.17.3 cannot read it, 1.18.1 can
     (onnxruntime #20559). The matrix's verdict equals a plain venv's, pair by pair."""
     pairs = [("1.16.2", "1.17.3"), ("1.16.2", "1.18.1")]
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--out", str(tmp_path / "out"), "--cross",
-                 "--onnx", "1.16.2", "--ort", "1.17.3,1.18.1",
-                 "--cases", "writer_reader.*"])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path / "out"),
+            "--cross",
+            "--onnx",
+            "1.16.2",
+            "--ort",
+            "1.17.3,1.18.1",
+            "--cases",
+            "writer_reader.*",
+        ]
+    )
     assert code == 0
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     matrix = {r["cell"]: r["outcome"] for r in report["results"]}
@@ -375,11 +486,15 @@ def test_the_writer_reader_table_agrees_with_a_plain_venv_on_a_few_pairs(
         subprocess.run([uv, "venv", "-q", str(venv)], check=True)
         old = Version(ort) < Version("1.18.1")  # built against numpy 1.x
         pins = [f"onnx=={onnx}", f"onnxruntime=={ort}", "numpy<2" if old else "numpy"]
-        subprocess.run([uv, "pip", "install", "-q", "--python", str(env_python(venv)), *pins],
-                       check=True)  # fmt: skip
-        done = subprocess.run([str(env_python(venv)), str(ROOT / "tests" / "data" /
-                               "writer_reader_plain.py")], capture_output=True, text=True,
-                              check=True)  # fmt: skip
+        subprocess.run(
+            [uv, "pip", "install", "-q", "--python", str(env_python(venv)), *pins], check=True
+        )
+        done = subprocess.run(
+            [str(env_python(venv)), str(ROOT / "tests" / "data" / "writer_reader_plain.py")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         plain = json.loads(done.stdout.strip().splitlines()[-1])
         verdict = matrix[f"onnx{onnx}-ort{ort}"]
         assert verdict in ("pass", "skip")
@@ -395,18 +510,37 @@ def test_a_downstream_package_that_no_longer_imports_is_the_result_not_a_crash(
     """onnx 1.19 removed onnx.mapping; onnxconverter-common 1.15.0 imported it (onnx
     #7257): its import fails under onnx 1.19.1 and works under 1.18.0, and a result is
     keyed by the downstream release too (1.16.0 imports under both)."""
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--out", str(tmp_path / "out"), "--fresh",
-                 "--onnx", "1.18.0,1.19.1", "--ort", "1.24.4", "--axis", "onnx",
-                 "--pkg", "onnxconverter-common=1.15.0,1.16.0",
-                 "--cases", "downstream_imports.*"])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path / "out"),
+            "--fresh",
+            "--onnx",
+            "1.18.0,1.19.1",
+            "--ort",
+            "1.24.4",
+            "--axis",
+            "onnx",
+            "--pkg",
+            "onnxconverter-common=1.15.0,1.16.0",
+            "--cases",
+            "downstream_imports.*",
+        ]
+    )
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     got = {r["cell"]: r for r in report["results"]}
     assert code == 1
     broken = got["onnx1.19.1-ort1.24.4-onnxconverter-common1.15.0"]
     assert broken["outcome"] == "fail" and "onnx.mapping" in broken["detail"]
-    for cell in ("onnx1.18.0-ort1.24.4-onnxconverter-common1.15.0",
-                 "onnx1.18.0-ort1.24.4-onnxconverter-common1.16.0",
-                 "onnx1.19.1-ort1.24.4-onnxconverter-common1.16.0"):  # fmt: skip
+    for cell in (
+        "onnx1.18.0-ort1.24.4-onnxconverter-common1.15.0",
+        "onnx1.18.0-ort1.24.4-onnxconverter-common1.16.0",
+        "onnx1.19.1-ort1.24.4-onnxconverter-common1.16.0",
+    ):
         assert got[cell]["outcome"] == "pass", got[cell]
         assert got[cell]["detail"] == "imports: onnxconverter-common " + cell.rsplit("common", 1)[1]

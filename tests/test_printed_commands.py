@@ -108,9 +108,17 @@ def test_run_options_record_only_what_differs_from_the_defaults(
     assert run_options(parsed("--config", "pyproject.toml", "--corpus", "cases")) == {}
     models = tmp_path / "my models"
     got = run_options(
-        parsed("--config", str(tmp_path / "ci.toml"), "--cases-dir", "examples/models",
-              "--cases-dir", str(models), "--timeout", "7")
-    )  # fmt: skip
+        parsed(
+            "--config",
+            str(tmp_path / "ci.toml"),
+            "--cases-dir",
+            "examples/models",
+            "--cases-dir",
+            str(models),
+            "--timeout",
+            "7",
+        )
+    )
     assert got == {
         "config": str(tmp_path / "ci.toml"),
         "cases_dirs": {"models": "examples/models", "my_models": str(models)},
@@ -176,10 +184,23 @@ def run_printed(command: str, shared_state: Path, out: Path) -> subprocess.Compl
     assert command.startswith(prefix), command
     args = shlex.split(command[len(prefix) :])
     return subprocess.run(
-        [sys.executable, "-m", "compat", "repro", *args,
-         "--state-dir", str(shared_state), "--out", str(out)],
-        capture_output=True, text=True, check=False, cwd=Path.cwd(), timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "compat",
+            "repro",
+            *args,
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path.cwd(),
+        timeout=600,
+    )
 
 
 @pytest.mark.envs
@@ -239,8 +260,9 @@ def test_a_drop_in_failure_reproduces_from_its_printed_command(
     assert "== my_models.wrong_output_annotation · annotations: fail" in done.stdout, done.stdout
     assert "1 unexpected" in done.stdout.splitlines()[-1]
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
-    layer_norm = {r["check"]: r["outcome"] for r in report["results"]
-                  if r["case"] == "my_models.layer_norm"}  # fmt: skip
+    layer_norm = {
+        r["check"]: r["outcome"] for r in report["results"] if r["case"] == "my_models.layer_norm"
+    }
     assert layer_norm["annotations"] == "pass"  # both of its runs hold
 
 
@@ -254,8 +276,13 @@ def test_the_repro_command_of_a_weekly_cell_pins_onnx_weekly_and_rebuilds_the_sa
     config = load_config(ROOT / "pyproject.toml")
     version = "1.24.0.dev20261026"
     (cell,) = expand(config, (version,), ("1.24.4",), True, (), (), {version: "onnx-weekly"}).cells
-    record = CellRecord(id=cell.id, onnx=cell.onnx, onnxruntime=cell.onnxruntime,
-                        state=CellState.READY, requirements=cell.requirements)  # fmt: skip
+    record = CellRecord(
+        id=cell.id,
+        onnx=cell.onnx,
+        onnxruntime=cell.onnxruntime,
+        state=CellState.READY,
+        requirements=cell.requirements,
+    )
     command = repro_command(record, ["pad_pads_from_constant.tensor"])
     args = shlex.split(command)[4:]
     assert args[:2] == [f"onnx-weekly=={version}", "onnxruntime==1.24.4"]

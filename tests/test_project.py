@@ -68,8 +68,9 @@ def test_dependency_groups_are_read_with_their_includes_and_an_unknown_one_is_na
 
 def test_the_project_flag_carries_its_path_and_extras() -> None:
     assert parse_flag(flag(Path("/x/my proj"), ("test", "plot"))) == (
-        Path("/x/my proj"), ("test", "plot"),
-    )  # fmt: skip
+        Path("/x/my proj"),
+        ("test", "plot"),
+    )
     assert parse_flag(flag(Path("/x/y"))) == (Path("/x/y"), ())
     assert parse_flag("onnx==1.18.0") is None
 

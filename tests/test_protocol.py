@@ -48,8 +48,18 @@ def _everything() -> list[tuple[dict[str, Any], Any]]:
     """One output of every builder, with every option given."""
     spec = spec_of(add_one_case(command={"command": "pytest -q", "cwd": "/p"}))
     given = protocol.task("c", "k", "/d", command_timeout=None, log="", timeout=2.5, skip="x")
-    made = protocol.record("flaky", "d", "check", case="c", check="k", seconds=1.5,
-                           traceback="t", index=3, retry=True, runs=["pass", "fail"])  # fmt: skip
+    made = protocol.record(
+        "flaky",
+        "d",
+        "check",
+        case="c",
+        check="k",
+        seconds=1.5,
+        traceback="t",
+        index=3,
+        retry=True,
+        runs=["pass", "fail"],
+    )
     return [
         (dict(spec), protocol.CaseSpec),
         (dict(protocol.task("c", "k", "/d")), protocol.Task),
@@ -123,9 +133,12 @@ SPEC = """{
 
 
 def test_a_case_spec_keeps_its_bytes(tmp_path: Path) -> None:
-    case = add_one_case(custom_checks=(CustomCheck("mine", "/x/mine.py", "check_mine"),),
-                        violations=("y:0",), convert_to=13,
-                        command={"command": "pytest -q", "cwd": "/p"})  # fmt: skip
+    case = add_one_case(
+        custom_checks=(CustomCheck("mine", "/x/mine.py", "check_mine"),),
+        violations=("y:0",),
+        convert_to=13,
+        command={"command": "pytest -q", "cwd": "/p"},
+    )
     files = write_case(case, tmp_path)
     assert (files.directory / "case.json").read_text() == SPEC
 
@@ -152,8 +165,10 @@ def test_every_case_of_the_corpus_writes_a_declared_spec(tmp_path: Path) -> None
 @pytest.mark.subprocess
 def test_a_real_workers_records_hold_only_declared_keys(tmp_path: Path) -> None:
     directory = case_dir(hostile_case("ok", "explode", "wrong", "segfault"), tmp_path / "cases")
-    tasks = [Task("tiny.hostile", name, directory) for name in ("ok", "explode", "wrong",
-                                                               "segfault", "nonesuch")]  # fmt: skip
+    tasks = [
+        Task("tiny.hostile", name, directory)
+        for name in ("ok", "explode", "wrong", "segfault", "nonesuch")
+    ]
     records = run_worker(Path(sys.executable), tasks, tmp_path / "cell", timeout=30)
     assert [r["outcome"] for r in records] == ["pass", "error", "fail", "crash", "error"]
     for record in records:  # the worker's own, and the host's for the crash
@@ -173,9 +188,16 @@ def test_a_served_workers_answer_holds_only_declared_keys(tmp_path: Path) -> Non
     directory = case_dir(hostile_case("ok"), tmp_path / "cases")
     root = cellcode.stage(tmp_path / "code")
     line = json.dumps(protocol.task("tiny.hostile", "ok", directory)) + "\n"
-    done = subprocess.run(cellcode.command(Path(sys.executable), "serve"), input=line,
-                          env=cellcode.environ(root), cwd=root, capture_output=True, text=True,
-                          timeout=120, check=True)  # fmt: skip
+    done = subprocess.run(
+        cellcode.command(Path(sys.executable), "serve"),
+        input=line,
+        env=cellcode.environ(root),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     ready, answer = (json.loads(x) for x in done.stdout.splitlines())
     assert ready == {"ready": True}
     assert answer["outcome"] == "pass"
@@ -190,9 +212,13 @@ def _reads(target: str) -> dict[tuple[str, str], set[str]]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
                 value, key = node.value, node.slice.value
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr == "get" and node.args
-                  and isinstance(node.args[0], ast.Constant)):  # fmt: skip
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
                 value, key = node.func.value, node.args[0].value
             else:
                 continue

@@ -48,8 +48,14 @@ def _record(python: str, full: str) -> tuple[CellRecord, tuple[str, ...]]:
     other = "3.10" if python != "3.10" else "3.12"
     plan = expand(CONFIG, ("1.16.2",), ("1.17.3",), True, (), pythons=(other, python))
     (cell,) = [c for c in plan.cells if c.python == python]
-    record = CellRecord(cell.id, cell.onnx, cell.onnxruntime, CellState.READY, python=full,
-                        requirements=cell.requirements)  # fmt: skip
+    record = CellRecord(
+        cell.id,
+        cell.onnx,
+        cell.onnxruntime,
+        CellState.READY,
+        python=full,
+        requirements=cell.requirements,
+    )
     return record, cell.requirements
 
 
@@ -67,13 +73,13 @@ def test_a_cell_on_a_python_axis_prints_its_python_and_any_other_cell_does_not()
         "nox -s repro -- --python 3.12 onnx==1.16.2 onnxruntime==1.17.3 --cases a.b"
     )
     # a run on one interpreter: its cells are rebuilt on the one the command runs on
-    plain = CellRecord("onnx1.16.2-ort1.17.3", "1.16.2", "1.17.3", CellState.READY,
-                       python="3.12.1")  # fmt: skip
+    plain = CellRecord("onnx1.16.2-ort1.17.3", "1.16.2", "1.17.3", CellState.READY, python="3.12.1")
     assert axis_python(plain) == ""
     assert repro_command(plain, []) == "nox -s repro -- onnx==1.16.2 onnxruntime==1.17.3"
     # a cell that never got built still says its Python (no-wheel: the minor version only)
-    lacking = CellRecord("py3.13-onnx1.16.2-ort1.17.3", "1.16.2", "1.17.3",
-                         CellState.NO_WHEEL, python="3.13")  # fmt: skip
+    lacking = CellRecord(
+        "py3.13-onnx1.16.2-ort1.17.3", "1.16.2", "1.17.3", CellState.NO_WHEEL, python="3.13"
+    )
     assert repro_command(lacking, []).startswith("nox -s repro -- --python 3.13 onnx==1.16.2 ")
 
 
@@ -98,11 +104,15 @@ def test_the_printed_command_parsed_rebuilds_the_same_cell(python: str) -> None:
 @pytest.mark.subprocess
 def test_a_follow_up_runs_on_one_python(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["repro", "--python", "3.10,3.12", *PINS]) == 2
-    assert "--python 3.10,3.12: repro runs on one Python (3.10, 3.12 given); choose one, " \
-           "like --python 3.12" in capsys.readouterr().err  # fmt: skip
+    assert (
+        "--python 3.10,3.12: repro runs on one Python (3.10, 3.12 given); choose one, "
+        "like --python 3.12" in capsys.readouterr().err
+    )
     config = tmp_path / "pyproject.toml"
-    config.write_text((ROOT / "pyproject.toml").read_text()
-                      + '\n[tool.compat.python]\nversions = ["3.10", "3.11"]\n')  # fmt: skip
+    config.write_text(
+        (ROOT / "pyproject.toml").read_text()
+        + '\n[tool.compat.python]\nversions = ["3.10", "3.11"]\n'
+    )
     _, request = parse(["repro", "--config", str(config), *PINS])
     assert isinstance(request, ReproRequest)
     # a config's axis of several (what init writes): one chosen, and said
@@ -113,8 +123,9 @@ def test_a_follow_up_runs_on_one_python(tmp_path: Path, capsys: pytest.CaptureFi
     )
     assert f"{said} (--python X.Y for another)" in capsys.readouterr().out
     # ... and of one: the follow-ups run on it, as the matrix does
-    config.write_text((ROOT / "pyproject.toml").read_text()
-                      + '\n[tool.compat.python]\nversions = ["3.10"]\n')  # fmt: skip
+    config.write_text(
+        (ROOT / "pyproject.toml").read_text() + '\n[tool.compat.python]\nversions = ["3.10"]\n'
+    )
     _, request = parse(["repro", "--config", str(config), *PINS])
     assert isinstance(request, ReproRequest)
     assert follow_up_python(request.common, load_config(config), "repro") == "3.10"
@@ -139,8 +150,7 @@ def test_repro_on_3_12_builds_from_3_12_and_its_folder_names_the_python(
     assert "; Python 3.12." in done.stdout  # the cell's own interpreter said so
     assert "== wrong_oracle.add_one · reference: fail" in done.stdout
     python = shared_state / "envs" / record.id / "bin" / "python"
-    asked = subprocess.run([str(python), "--version"], capture_output=True, text=True,
-                           check=True)  # fmt: skip
+    asked = subprocess.run([str(python), "--version"], capture_output=True, text=True, check=True)
     assert asked.stdout.startswith("Python 3.12.")
     folder = tmp_path / "out" / "repro" / record.id / "wrong_oracle.add_one.reference"
     requirements = (folder / "requirements.txt").read_text().splitlines()
@@ -155,9 +165,20 @@ def test_repro_on_3_12_builds_from_3_12_and_its_folder_names_the_python(
 
 
 def _bisect(tmp_path: Path, *args: str) -> list[str]:
-    return ["bisect", "--package", "onnxruntime", "--case", "pad_pads_from_constant.tensor",
-            "--check", "ort_run", "--config", str(ROOT / "pyproject.toml"),
-            "--state-dir", str(tmp_path / "state"), *args]  # fmt: skip
+    return [
+        "bisect",
+        "--package",
+        "onnxruntime",
+        "--case",
+        "pad_pads_from_constant.tensor",
+        "--check",
+        "ort_run",
+        "--config",
+        str(ROOT / "pyproject.toml"),
+        "--state-dir",
+        str(tmp_path / "state"),
+        *args,
+    ]
 
 
 @pytest.mark.subprocess  # asks the package index
@@ -183,14 +204,25 @@ def test_bisect_on_a_python_says_each_release_without_a_wheel_and_builds_nothing
 ) -> None:
     """numpy 1.24.4 has no wheel for 3.12: every probe's cell is no-wheel, decided from
     the index before anything is built, one line each, never an install error."""
-    args = _bisect(tmp_path, "--python", "3.12", "--good", "1.17.0", "--bad", "1.18.0",
-                   "--with", "numpy==1.24.4")  # fmt: skip
+    args = _bisect(
+        tmp_path,
+        "--python",
+        "3.12",
+        "--good",
+        "1.17.0",
+        "--bad",
+        "1.18.0",
+        "--with",
+        "numpy==1.24.4",
+    )
     assert main(args) == 2
     out, err = capsys.readouterr()
     lines = out.splitlines()
     # only releases with a 3.12 wheel are bisected over (1.17.2 has none)
-    assert lines[0] == "bisecting 4 onnxruntime releases on CPython 3.12: 1.17.0, 1.17.1, " \
-                       "1.17.3, 1.18.0"  # fmt: skip
+    assert (
+        lines[0] == "bisecting 4 onnxruntime releases on CPython 3.12: 1.17.0, 1.17.1, "
+        "1.17.3, 1.18.0"
+    )
     skipped = [line for line in lines if ": no-wheel, skipped: " in line]
     assert len(skipped) == 4 and all(
         "numpy 1.24.4 has no wheel for CPython 3.12 on this platform" in line for line in skipped
@@ -213,9 +245,21 @@ def _model(tmp_path: Path) -> Path:
 
 
 def _triage(tmp_path: Path, *args: str) -> TriageRequest:
-    _, request = parse(["triage", str(_model(tmp_path)), "--config", str(ROOT / "pyproject.toml"),
-                        "--state-dir", str(tmp_path / "state"), "--onnx", "1.16.2,1.18.0",
-                        "--ort", "1.17.3", *args])  # fmt: skip
+    _, request = parse(
+        [
+            "triage",
+            str(_model(tmp_path)),
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--onnx",
+            "1.16.2,1.18.0",
+            "--ort",
+            "1.17.3",
+            *args,
+        ]
+    )
     assert isinstance(request, TriageRequest)
     return request
 
@@ -227,9 +271,10 @@ def test_triage_runs_on_one_python_and_its_cells_name_it(tmp_path: Path) -> None
     run, _ = prepare(_triage(tmp_path, "--python", "3.12"))
     assert {c.python for c in run.plan.cells} == {"3.12"}
     assert [c.id for c in run.plan.cells] == [
-        "py3.12-onnx1.16.2-ort1.24.4", "py3.12-onnx1.18.0-ort1.24.4",
+        "py3.12-onnx1.16.2-ort1.24.4",
+        "py3.12-onnx1.18.0-ort1.24.4",
         "py3.12-onnx1.23.2-ort1.17.3",
-    ]  # fmt: skip
+    ]
     assert all(c.show_python for cells in run.plan.axes.values() for c in cells)
     plain, _ = prepare(_triage(tmp_path))  # no --python: as before, no Python in the ids
     assert all(not c.python and c.id.startswith("onnx") for c in plain.plan.cells)
@@ -244,14 +289,35 @@ def test_triage_on_3_12_finds_the_same_boundary_and_its_report_says_3_12(
     from tests.test_triage import _save, pads_model
 
     path, out = _save(tmp_path, "pads", pads_model()), tmp_path / "out"
-    assert main(["triage", str(path), "--config", str(ROOT / "pyproject.toml"),
-                 "--state-dir", str(shared_state), "--out", str(out),
-                 "--onnx", "1.20.1,1.21.0", "--axis", "onnx", "--python", "3.12"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "triage",
+                str(path),
+                "--config",
+                str(ROOT / "pyproject.toml"),
+                "--state-dir",
+                str(shared_state),
+                "--out",
+                str(out),
+                "--onnx",
+                "1.20.1,1.21.0",
+                "--axis",
+                "onnx",
+                "--python",
+                "3.12",
+            ]
+        )
+        == 0
+    )
     document = json.loads((out / "triage.json").read_text())
     assert document["python"] == "3.12"
     (finding,) = [f for f in document["findings"] if f["check"] == "shape_inference"]
     assert (finding["kind"], finding["last_bad"], finding["first_good"]) == (
-        "fixed", "1.20.1", "1.21.0")  # fmt: skip
+        "fixed",
+        "1.20.1",
+        "1.21.0",
+    )
     report = (out / "report.md").read_text()
     assert "cells py3.12-onnx1.20.1-ort1.24.4, py3.12-onnx1.21.0-ort1.24.4;" in report
     folder = out / Path(finding["report"]).parent
@@ -272,8 +338,9 @@ def test_triage_s_report_names_the_python_of_its_cells(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "out" / "triage.json").read_text())["python"] == "3.12"
     report = (tmp_path / "out" / "report.md").read_text()
     assert "cells py3.12-onnx1.16.2-ort1.24.4, py3.12-onnx1.18.0-ort1.24.4;" in report
-    plain = tuple(CellRecord(c.id[7:], c.onnx, c.onnxruntime, c.state, python=c.python)
-                  for c in cells)  # fmt: skip
+    plain = tuple(
+        CellRecord(c.id[7:], c.onnx, c.onnxruntime, c.state, python=c.python) for c in cells
+    )
     write_triage(tmp_path / "plain", request.model, case, Report(plain, (), (), {}), [])
     assert "python" not in json.loads((tmp_path / "plain" / "triage.json").read_text())
 
@@ -315,8 +382,7 @@ def test_the_workflow_installs_the_pythons_the_plan_needs_before_planning_and_ru
     onnx-compat and uv stand-ins that say what they were asked."""
     text = workflow_text("onnx-compat", "3.12", 2)
     assert "PYTHONS: ${{ matrix.python }}" in text  # a shard's: what the plan job listed
-    plan, shard = (s for s in _steps(text)
-                   if "onnx-compat plan" in s or "onnx-compat matrix" in s)  # fmt: skip
+    plan, shard = (s for s in _steps(text) if "onnx-compat plan" in s or "onnx-compat matrix" in s)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "log"
@@ -331,10 +397,18 @@ def test_the_workflow_installs_the_pythons_the_plan_needs_before_planning_and_ru
     def step(script: str, **env: str) -> list[str]:
         log.write_text("")
         done = subprocess.run(
-            ["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-            env={"PATH": f"{bin_dir}:/usr/bin:/bin", "GITHUB_OUTPUT": str(tmp_path / "out"),
-                 "SHARDS": "2", **env}, check=False,
-        )  # fmt: skip
+            ["bash", "-e", "-c", script],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={
+                "PATH": f"{bin_dir}:/usr/bin:/bin",
+                "GITHUB_OUTPUT": str(tmp_path / "out"),
+                "SHARDS": "2",
+                **env,
+            },
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         return log.read_text().splitlines()
 
@@ -389,7 +463,7 @@ def test_init_writes_the_installed_pythons_requires_python_allows(tmp_path: Path
         (">=3.12", ("3.10", "3.11", "3.12"), ""),  # one: the sessions' Python, no axis
         (None, ("3.10", "3.11", "3.12"), ""),  # no requires-python: nothing says which
     ],
-)  # fmt: skip
+)
 def test_the_axis_init_derives(
     tmp_path: Path, requires: str | None, installed: tuple[str, ...], written: str
 ) -> None:
@@ -402,14 +476,22 @@ def test_the_axis_init_derives(
 @pytest.mark.parametrize(
     ("given", "written", "line"),
     [
-        ("3.11,3.13", "3.11,3.13", "  python: 3.11, 3.13 (--python): every release runs on "
-                                   "one, each other runs its newest pair"),
-        (">=3.11", ">=3.11", "  python: >=3.11 (--python): every installed Python in that "
-                             "range; every release runs on one, each other runs its newest "
-                             "pair"),
+        (
+            "3.11,3.13",
+            "3.11,3.13",
+            "  python: 3.11, 3.13 (--python): every release runs on "
+            "one, each other runs its newest pair",
+        ),
+        (
+            ">=3.11",
+            ">=3.11",
+            "  python: >=3.11 (--python): every installed Python in that "
+            "range; every release runs on one, each other runs its newest "
+            "pair",
+        ),
         ("none", "", None),
     ],
-)  # fmt: skip
+)
 def test_init_python_names_the_axis_or_none(
     tmp_path: Path, given: str, written: str, line: str | None
 ) -> None:

@@ -51,8 +51,15 @@ def smoke() -> Report:
 def test_every_renderer_reads_a_run_of_several_pythons() -> None:
     report = smoke()
     written = {name for name, render in RENDERERS.items() if render(report, Style()) is not None}
-    assert written == {"matrix.md", "compatibility.md", "families", "summary.svg",
-                       "matrix.html", "junit.xml", "pythons.md"}  # fmt: skip
+    assert written == {
+        "matrix.md",
+        "compatibility.md",
+        "families",
+        "summary.svg",
+        "matrix.html",
+        "junit.xml",
+        "pythons.md",
+    }
     assert render_pythons(sample_report()) is None  # a run of one Python: no such page
 
 
@@ -97,8 +104,11 @@ def test_no_wheel_reads_as_n_a_in_every_legend_and_as_no_failure_in_every_senten
     assert "every onnx release on Python 3.9 of the matrix, onnxruntime held at 1.19.2" in page
     assert "n/a on 1.20.1 (no wheel for this Python)" in page
     assert "n/a no wheel of this release for this Python" in page  # the closing marks
-    for text in (render_markdown(sample_report()), render_docs(sample_report()),
-                 family_page(sample_report(), "pads")):  # fmt: skip
+    for text in (
+        render_markdown(sample_report()),
+        render_docs(sample_report()),
+        family_page(sample_report(), "pads"),
+    ):
         assert "no-wheel" not in text and "no wheel" not in text  # only on demand
 
 
@@ -110,9 +120,11 @@ def test_junit_skips_a_cell_without_a_wheel_and_says_why() -> None:
         name: e for name, e in skipped.items() if e is not None and e.get("type") == "no-wheel"
     }
     assert sorted(no_wheel) == [
-        "py3.13-onnx1.16.2-ort1.24.4", "py3.13-onnx1.23.2-ort1.19.2",
-        "py3.9-onnx1.16.2-ort1.24.4", "py3.9-onnx1.20.1-ort1.19.2",
-    ]  # fmt: skip
+        "py3.13-onnx1.16.2-ort1.24.4",
+        "py3.13-onnx1.23.2-ort1.19.2",
+        "py3.9-onnx1.16.2-ort1.24.4",
+        "py3.9-onnx1.20.1-ort1.19.2",
+    ]
     assert (
         no_wheel["py3.9-onnx1.20.1-ort1.19.2"]
         .get("message", "")
@@ -139,11 +151,14 @@ def test_matrix_exits_0_with_cells_without_a_wheel_and_1_with_a_broken_one(
 def test_the_terminal_has_a_block_per_python_under_shared_release_columns() -> None:
     report = smoke()
     lines = render_summary(report).splitlines()
-    assert lines[:2] == ["                        onnx 1.x   ort 1.x",
-                         "family                  16 20      19 24"]  # fmt: skip
+    assert lines[:2] == [
+        "                        onnx 1.x   ort 1.x",
+        "family                  16 20      19 24",
+    ]
     assert [line.split(" (")[0] for line in lines if line.startswith("Python ")] == [
-        "Python 3.9", "Python 3.13"
-    ]  # fmt: skip
+        "Python 3.9",
+        "Python 3.13",
+    ]
     assert "Python 3.9 (onnx with ort 1.19.2; ort with onnx 1.16.2)" in lines
     rows = [line for line in lines if line.startswith(FAMILY)]
     assert rows == [f"{FAMILY}   x          .", f"{FAMILY}      x          ."]  # blank: n/a
@@ -183,8 +198,13 @@ def test_the_page_data_carries_the_pythons_for_its_filter() -> None:
 
 #: Which releases have no wheel on each Python of the five-Python report: onnx below,
 #: onnxruntime below, onnxruntime from.
-NO_WHEEL = {"3.9": ("0", "0", "1.20"), "3.10": ("0", "0", "99"), "3.11": ("0", "0", "99"),
-            "3.12": ("1.16", "1.17", "99"), "3.13": ("1.17", "1.20", "99")}  # fmt: skip
+NO_WHEEL = {
+    "3.9": ("0", "0", "1.20"),
+    "3.10": ("0", "0", "99"),
+    "3.11": ("0", "0", "99"),
+    "3.12": ("1.16", "1.17", "99"),
+    "3.13": ("1.17", "1.20", "99"),
+}
 
 
 def five_pythons() -> Report:
@@ -198,12 +218,20 @@ def five_pythons() -> Report:
     for python, (onnx_below, ort_below, ort_from) in NO_WHEEL.items():
         for c in base.cells:
             new = f"py{python}-{c.id}"
-            gone = (version_key(c.onnx) < version_key(onnx_below)
-                    or not version_key(ort_below) <= version_key(c.onnxruntime)
-                    < version_key(ort_from))  # fmt: skip
+            gone = version_key(c.onnx) < version_key(onnx_below) or not version_key(
+                ort_below
+            ) <= version_key(c.onnxruntime) < version_key(ort_from)
             if gone:
-                cells.append(replace(c, id=new, state=CellState.NO_WHEEL, packages={},
-                                     python=python, detail="no wheel"))  # fmt: skip
+                cells.append(
+                    replace(
+                        c,
+                        id=new,
+                        state=CellState.NO_WHEEL,
+                        packages={},
+                        python=python,
+                        detail="no wheel",
+                    )
+                )
                 continue
             cells.append(replace(c, id=new, python=f"{python}.1"))
             results += [replace(r, cell=new) for r in by_cell.get(c.id, [])]
@@ -229,10 +257,12 @@ def test_five_pythons_of_the_default_run_fit_a_screen_and_name_a_python_where_it
     # one Python breaks where the others pass: its block shows it, its line names it
     failing = tuple(
         replace(r, outcome=Outcome.FAIL)
-        if r.cell == "py3.13-onnx1.23.2-ort1.27.0" and r.case.startswith("dropout_mask_output")
-        and r.outcome is Outcome.PASS else r
+        if r.cell == "py3.13-onnx1.23.2-ort1.27.0"
+        and r.case.startswith("dropout_mask_output")
+        and r.outcome is Outcome.PASS
+        else r
         for r in report.results
-    )  # fmt: skip
+    )
     text = render_summary(replace(report, results=failing))
     block = text.split("Python 3.13 (")[1].splitlines()
     others = len({c.family for c in report.cases}) - 1  # all but dropout_mask_output
@@ -248,10 +278,14 @@ def test_claims_name_the_python_only_where_they_differ(tmp_path: Path) -> None:
     cells = [c for c in report.cells if c.state is CellState.READY]
     passes = {"py3.9-onnx1.16.2-ort1.19.2": False}
     results = tuple(
-        CheckResult(c.id, "command.tests", "command",
-                    Outcome.PASS if passes.get(c.id, True) else Outcome.FAIL)
+        CheckResult(
+            c.id,
+            "command.tests",
+            "command",
+            Outcome.PASS if passes.get(c.id, True) else Outcome.FAIL,
+        )
         for c in cells
-    )  # fmt: skip
+    )
     lines = claims(replace(report, results=results), pyproject)
     assert lines == [
         "on Python 3.9: pyproject says onnx>=1.13; your tests fail on every release tested "
@@ -262,13 +296,19 @@ def test_claims_name_the_python_only_where_they_differ(tmp_path: Path) -> None:
 
 
 def test_writer_reader_has_a_table_per_python() -> None:
-    cells = tuple(replace(ready("1.23.2", "1.24.4"), id=f"py{p}-c", python=f"{p}.1")
-                  for p in ("3.12", "3.13"))  # fmt: skip
+    cells = tuple(
+        replace(ready("1.23.2", "1.24.4"), id=f"py{p}-c", python=f"{p}.1") for p in ("3.12", "3.13")
+    )
     results = tuple(
-        CheckResult(c.id, "writer_reader.default_model", "default_model_loads", Outcome.PASS,
-                    detail="writes IR 10, opset 23")
+        CheckResult(
+            c.id,
+            "writer_reader.default_model",
+            "default_model_loads",
+            Outcome.PASS,
+            detail="writes IR 10, opset 23",
+        )
         for c in cells
-    )  # fmt: skip
+    )
     axes = {f"cell@{p}": (f"py{p}-c",) for p in ("3.12", "3.13")}
     text = render_writer_reader(replace(sample_report(), cells=cells, results=results, axes=axes))
     assert text is not None and "1 onnx × 1 onnxruntime releases on Python 3.12, 3.13" in text
@@ -285,15 +325,20 @@ def open_page(browser: Any, tmp_path: Path, hash: str = "") -> Any:
 
 
 def headings(browser: Any) -> list[str]:
-    return [h.text for h in browser.find_elements("css selector", "#tables section h2")
-            if h.is_displayed()]  # fmt: skip
+    return [
+        h.text
+        for h in browser.find_elements("css selector", "#tables section h2")
+        if h.is_displayed()
+    ]
 
 
 def summary_pythons(browser: Any) -> list[str]:
     """The Python of every summary column header a user sees."""
-    return [th.get_attribute("data-python")
-            for th in browser.find_elements("css selector", "#squares thead th.v")
-            if th.is_displayed()]  # fmt: skip
+    return [
+        th.get_attribute("data-python")
+        for th in browser.find_elements("css selector", "#squares thead th.v")
+        if th.is_displayed()
+    ]
 
 
 @pytest.mark.browser
@@ -323,8 +368,11 @@ def test_the_python_filter_hides_the_other_pythons_and_survives_a_reload(tmp_pat
             assert browser.find_element("id", "python").get_attribute("value") == "3.13"
             assert summary_pythons(browser) == ["3.13"] * 4 and len(headings(browser)) == 2
         # the no-wheel entries read "-" in their legend colour, never as a failure
-        cells = [c for c in browser.find_elements("css selector", "#tables td.o")
-                 if c.is_displayed() and c.text == "-"]  # fmt: skip
+        cells = [
+            c
+            for c in browser.find_elements("css selector", "#tables td.o")
+            if c.is_displayed() and c.text == "-"
+        ]
         assert len(cells) == 16  # onnx 1.16.2 and onnxruntime 1.19.2 on 3.13, every row
         painted = cells[0].value_of_css_property("background-color")
         assert (

@@ -38,9 +38,16 @@ MACHINE = ("3.9", "3.10", "3.11", "3.12", "3.13")
 
 @pytest.mark.parametrize(
     ("text", "axis"),
-    [("3.12", True), ("3.10,3.12", True), (">=3.10", True), (">=3.10,<3.13", True),
-     (sys.executable, False), ("python3.12", False), ("/usr/bin/python3", False)],
-)  # fmt: skip
+    [
+        ("3.12", True),
+        ("3.10,3.12", True),
+        (">=3.10", True),
+        (">=3.10,<3.13", True),
+        (sys.executable, False),
+        ("python3.12", False),
+        ("/usr/bin/python3", False),
+    ],
+)
 def test_versions_make_an_axis_and_a_path_stays_one_interpreter(text: str, axis: bool) -> None:
     assert is_version_list(text) is axis
 
@@ -65,8 +72,9 @@ def test_a_missing_python_is_one_line_naming_what_is_installed() -> None:
 
 @pytest.mark.subprocess
 def test_a_range_follows_what_is_installed_and_requires_python() -> None:
-    assert parse_pythons(">=3.10", "--python") == tuple(v for v in installed() if v >= "3.10"
-                                                          and len(v) == 4)  # fmt: skip
+    assert parse_pythons(">=3.10", "--python") == tuple(
+        v for v in installed() if v >= "3.10" and len(v) == 4
+    )
     assert parse_pythons(">=3.9", "--python", ">=3.10,<3.13") == ("3.10", "3.11", "3.12")
     with pytest.raises(UsageError, match="no installed CPython in that range"):
         parse_pythons(">=3.20", "--python")
@@ -78,10 +86,13 @@ def test_a_list_is_taken_as_given_without_asking_anything() -> None:
 
 @pytest.mark.parametrize(
     ("table", "message"),
-    [('versions = "3.12+"', "give minor versions"), ("versions = [3.12]", "minor versions"),
-     ('versions = ["3.12"]\nextra = 1', "unknown key 'extra'"),
-     ('versions = ["3.12"]\nreleases = "some"', "releases = 'some': give \"newest\": one cell")],
-)  # fmt: skip
+    [
+        ('versions = "3.12+"', "give minor versions"),
+        ("versions = [3.12]", "minor versions"),
+        ('versions = ["3.12"]\nextra = 1', "unknown key 'extra'"),
+        ('versions = ["3.12"]\nreleases = "some"', "releases = 'some': give \"newest\": one cell"),
+    ],
+)
 def test_a_bad_python_table_is_one_error_naming_the_file(
     tmp_path: Path, table: str, message: str
 ) -> None:
@@ -209,20 +220,26 @@ def test_no_wheel_is_what_the_index_lists_for_every_default_cell_and_python() ->
     """Every (package, release, Python) triple of the default plan on this machine's
     Pythons: a cell is no-wheel exactly when one of its pinned releases has no wheel
     for its Python in the index's file listing, and says which."""
-    plan = expand(CONFIG, pythons=MACHINE, pairs=follow_pairs(CONFIG, MACHINE,
-                  CONFIG.onnx.versions, CONFIG.onnxruntime.versions))  # fmt: skip
+    plan = expand(
+        CONFIG,
+        pythons=MACHINE,
+        pairs=follow_pairs(CONFIG, MACHINE, CONFIG.onnx.versions, CONFIG.onnxruntime.versions),
+    )
     listed = functools.cache(_listed)
     missing = 0
     for cell in plan.cells:
-        lacking = [(name, release) for name, release in (("onnx", cell.onnx),
-                   ("onnxruntime", cell.onnxruntime))
-                   if not listed(name, release, cell.python)]  # fmt: skip
+        lacking = [
+            (name, release)
+            for name, release in (("onnx", cell.onnx), ("onnxruntime", cell.onnxruntime))
+            if not listed(name, release, cell.python)
+        ]
         reason = missing_wheel(cell.requirements, cell.python)
         assert bool(reason) == bool(lacking), (cell.id, reason, lacking)
         if lacking:
             missing += 1
-            assert any(f"{n} {r} has no wheel for CPython {cell.python}" in reason
-                       for n, r in lacking)  # fmt: skip
+            assert any(
+                f"{n} {r} has no wheel for CPython {cell.python}" in reason for n, r in lacking
+            )
     assert 0 < missing < len(plan.cells)
 
 

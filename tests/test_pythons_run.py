@@ -25,10 +25,26 @@ def test_a_run_on_three_pythons_agrees_with_3_11_and_no_wheel_is_not_a_failure(
     tmp_path: Path, shared_state: Path
 ) -> None:
     out = tmp_path / "reports"
-    command = [sys.executable, "-m", "compat", "matrix", "--python", "3.10,3.11,3.13",
-               "--python-releases", "all",
-               "--onnx", "1.16.2,1.18.0", "--ort", "1.22.1", "--cases", FAMILIES,
-               "--out", str(out), "--state-dir", str(shared_state)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "compat",
+        "matrix",
+        "--python",
+        "3.10,3.11,3.13",
+        "--python-releases",
+        "all",
+        "--onnx",
+        "1.16.2,1.18.0",
+        "--ort",
+        "1.22.1",
+        "--cases",
+        FAMILIES,
+        "--out",
+        str(out),
+        "--state-dir",
+        str(shared_state),
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((out / "matrix.json").read_text())

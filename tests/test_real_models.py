@@ -65,10 +65,27 @@ def expected(facts: dict) -> dict[str, str]:  # type: ignore[type-arg]
 
 def test_every_verdict_on_real_models_matches_a_plain_venv_oracle(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "compat", "matrix", "--cross",
-               "--onnx", "1.16.2,1.23.2", "--ort", "1.17.3,1.24.4", "--cells", ",".join(PAIRS),
-               "--cases-dir", str(MODELS), "--cases", "real_models.*",
-               "--state-dir", str(tmp_path / "state"), "--out", str(out)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "compat",
+        "matrix",
+        "--cross",
+        "--onnx",
+        "1.16.2,1.23.2",
+        "--ort",
+        "1.17.3,1.24.4",
+        "--cells",
+        ",".join(PAIRS),
+        "--cases-dir",
+        str(MODELS),
+        "--cases",
+        "real_models.*",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--out",
+        str(out),
+    ]
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     # onnxruntime 1.17.3 cannot read skl_logreg_zipmap (IR 10): a release of the matrix
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]

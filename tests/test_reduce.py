@@ -27,10 +27,11 @@ def buried_squeeze(noise: int = 32) -> onnx.ModelProto:
         nodes.append(helper.make_node(op, [last], [f"b{i}"]))
         last = f"b{i}"
     graph = helper.make_graph(
-        nodes, "buried",
+        nodes,
+        "buried",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 3])],
         [helper.make_tensor_value_info(last, TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -39,8 +40,9 @@ def squeeze_fails(model: onnx.ModelProto, feeds: dict[str, Any]) -> bool:
     import onnxruntime as ort
 
     try:
-        session = ort.InferenceSession(model.SerializeToString(),
-                                       providers=["CPUExecutionProvider"])  # fmt: skip
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
         session.run(None, feeds)
     except Exception as exc:
         return "Axes input is null" in str(exc)
@@ -103,19 +105,24 @@ def squeeze_in_if() -> onnx.ModelProto:
         helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
         helper.make_node("Greater", ["total", "limit"], ["cond"]),
         helper.make_node(
-            "If", ["cond"], ["chosen"],
+            "If",
+            ["cond"],
+            ["chosen"],
             then_branch=branch("t", ["Abs", "Neg", "Relu", "Abs"], squeeze=True),
             else_branch=branch("e", ["Neg", "Abs", "Neg"], squeeze=False),
         ),
         helper.make_node("Sigmoid", ["chosen"], ["y"]),
-    ]  # fmt: skip
+    ]
     graph = helper.make_graph(
-        nodes, "branched",
+        nodes,
+        "branched",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [onnx.numpy_helper.from_array(np.array(-100.0, np.float32), "limit"),
-         onnx.numpy_helper.from_array(np.array([1], np.int64), "one")],
-    )  # fmt: skip
+        [
+            onnx.numpy_helper.from_array(np.array(-100.0, np.float32), "limit"),
+            onnx.numpy_helper.from_array(np.array([1], np.int64), "one"),
+        ],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -149,8 +156,9 @@ def test_a_failure_that_needs_the_if_keeps_it_and_cuts_both_branches() -> None:
     reduced = reduce(model, feeds, squeeze_in_then)
     assert [n.op_type for n in reduced.model.graph.node] == ["If"]
     (node,) = reduced.model.graph.node
-    then, other = (next(a.g for a in node.attribute if a.name == b)
-                   for b in ("then_branch", "else_branch"))  # fmt: skip
+    then, other = (
+        next(a.g for a in node.attribute if a.name == b) for b in ("then_branch", "else_branch")
+    )
     assert [n.op_type for n in then.node] == ["Squeeze", "Identity"]
     assert [n.op_type for n in other.node] == ["Identity"]  # the not-taken branch, passed
     onnx.checker.check_model(reduced.model)

@@ -73,14 +73,22 @@ def sample_report() -> Report:
         ),
     )
     xfail = CheckResult(
-        "onnx1.18.0-ort1.24.4", "pads.value_ints", "shape_inference", Outcome.XFAIL,
-        detail="InferenceError: 'pads' must be 1D", phase="infer",
-        known="https://example.org/bug/1", seconds=0.02,
-    )  # fmt: skip
+        "onnx1.18.0-ort1.24.4",
+        "pads.value_ints",
+        "shape_inference",
+        Outcome.XFAIL,
+        detail="InferenceError: 'pads' must be 1D",
+        phase="infer",
+        known="https://example.org/bug/1",
+        seconds=0.02,
+    )
     crash = CheckResult(
-        "onnx1.23.2-ort1.17.3", "pads.tensor", "ort_run", Outcome.CRASH,
+        "onnx1.23.2-ort1.17.3",
+        "pads.tensor",
+        "ort_run",
+        Outcome.CRASH,
         detail="worker killed by SIGSEGV (exit -11)",
-    )  # fmt: skip
+    )
     special = {(r.cell, r.case, r.check): r for r in (xfail, crash)}
     results = []
     for cell in cells[:3]:
@@ -226,8 +234,11 @@ def test_junit_counts_are_what_ci_systems_show() -> None:
     crashed = suites["onnx1.23.2-ort1.17.3"]
     assert (crashed.get("tests"), crashed.get("errors"), crashed.get("skipped")) == ("8", "1", "2")
     xfailed = suites["onnx1.18.0-ort1.24.4"]
-    (skipped,) = [c for c in xfailed if c.find("skipped") is not None and "xfail" in
-                  c.find("skipped").get("message", "")]  # fmt: skip
+    (skipped,) = [
+        c
+        for c in xfailed
+        if c.find("skipped") is not None and "xfail" in c.find("skipped").get("message", "")
+    ]
     assert skipped.get("name") == "shape_inference[onnx1.18.0-ort1.24.4]"
 
 
@@ -250,12 +261,19 @@ def test_junit_tells_xfail_from_skip_and_failures_carry_versions_and_repro() -> 
 
 def test_junit_scope_unexpected_keeps_only_what_needs_a_look() -> None:
     report = sample_report()
-    scoped = Report(report.cells, report.cases, report.results, report.axes, report.families,
-                    run={"junit_scope": "unexpected"})  # fmt: skip
+    scoped = Report(
+        report.cells,
+        report.cases,
+        report.results,
+        report.axes,
+        report.families,
+        run={"junit_scope": "unexpected"},
+    )
     root = ElementTree.fromstring(render_junit(scoped))
     cases = list(root.iter("testcase"))
-    assert cases and all(c.find("failure") is not None or c.find("error") is not None
-                         for c in cases)  # fmt: skip
+    assert cases and all(
+        c.find("failure") is not None or c.find("error") is not None for c in cases
+    )
     assert len(cases) == len(report.unexpected) + len(report.broken_cells)
 
 
@@ -264,9 +282,18 @@ def test_html_data_matches_the_snapshot_and_the_page_is_self_contained() -> None
     check_golden("matrix-html-data.json", json.dumps(page_data(report), indent=1, sort_keys=True))
     page = render_html(report)
     assert page == render_html(report)  # deterministic
-    for needle in ('id="family"', 'id="release"', 'id="check"', 'id="outcome"', 'id="detail"',
-                   'id="close"', 'id="squares"', 'id="unexpected"', "position: sticky",
-                   "<title>onnx-compat matrix</title>"):  # fmt: skip
+    for needle in (
+        'id="family"',
+        'id="release"',
+        'id="check"',
+        'id="outcome"',
+        'id="detail"',
+        'id="close"',
+        'id="squares"',
+        'id="unexpected"',
+        "position: sticky",
+        "<title>onnx-compat matrix</title>",
+    ):
         assert needle in page
     data = page_data(report)  # the summary first: squares, the unexpected results, twins
     states = [square[0] for square in data["summary"]["squares"][0]]
@@ -329,8 +356,9 @@ def test_an_unexpected_result_served_from_the_cache_says_so() -> None:
     from dataclasses import replace
 
     report = sample_report()
-    cached = tuple(replace(r, origin="cache") if r.outcome.unexpected else r
-                   for r in report.results)  # fmt: skip
+    cached = tuple(
+        replace(r, origin="cache") if r.outcome.unexpected else r for r in report.results
+    )
     text = render_unexpected(replace(report, results=cached))
     assert "[from an earlier run; --fresh recomputes]" in text
     assert "[from an earlier run" not in render_unexpected(report)

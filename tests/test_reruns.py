@@ -23,8 +23,14 @@ from tests.helpers import add_one_case, case_dir, hostile_case
 
 
 def record(outcome: str, detail: str = "", phase: str = "") -> dict[str, object]:
-    return {"case": "c", "check": "k", "outcome": outcome, "phase": phase, "detail": detail,
-            "seconds": 0.1}  # fmt: skip
+    return {
+        "case": "c",
+        "check": "k",
+        "outcome": outcome,
+        "phase": phase,
+        "detail": detail,
+        "seconds": 0.1,
+    }
 
 
 def test_runs_that_agree_keep_their_outcome() -> None:
@@ -33,8 +39,12 @@ def test_runs_that_agree_keep_their_outcome() -> None:
 
 
 def test_runs_that_disagree_are_flaky_with_counts_and_the_first_odd_detail() -> None:
-    runs = [record("pass"), record("fail", "got nan, expected 0.0", "compare"), record("pass"),
-            record("pass")]  # fmt: skip
+    runs = [
+        record("pass"),
+        record("fail", "got nan, expected 0.0", "compare"),
+        record("pass"),
+        record("pass"),
+    ]
     judged = judge_runs(runs)
     assert judged["outcome"] == "flaky"
     assert judged["detail"] == (
@@ -154,15 +164,17 @@ def test_an_unseeded_random_uniform_is_reported_as_nondeterministic(tmp_path: Pa
 
 
 def test_a_known_nondeterministic_bug_is_xfail_whatever_one_run_shows() -> None:
-    bug = KnownFailure("onnxruntime", "<1.20", ("ort_run",), "garbage", "https://x/1",
-                       outcomes=("fail", "flaky"))  # fmt: skip
+    bug = KnownFailure(
+        "onnxruntime", "<1.20", ("ort_run",), "garbage", "https://x/1", outcomes=("fail", "flaky")
+    )
     case = add_one_case(known=(bug,))
     cell = Cell("1.23.2", "1.19.2", ())
     for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.FLAKY):
         got = classify(CheckResult("cell", "c", "ort_run", outcome), case, cell)
         assert got.outcome is Outcome.XFAIL, outcome  # never xpass, never unexpected
-    outside = classify(CheckResult("cell", "c", "ort_run", Outcome.FLAKY), case,
-                       Cell("1.23.2", "1.24.4", ()))  # fmt: skip
+    outside = classify(
+        CheckResult("cell", "c", "ort_run", Outcome.FLAKY), case, Cell("1.23.2", "1.24.4", ())
+    )
     assert outside.outcome is Outcome.FLAKY and outside.outcome.unexpected
 
 
@@ -183,8 +195,15 @@ def test_a_crash_or_a_stall_once_is_never_kept_and_the_next_plain_run_is_clean(
     plan = expand(load_config(ROOT / "pyproject.toml"), ("1.23.2",), ("1.24.4",), cross=True)
     case = hostile_case(check)
     corpus = Corpus([replace(case, id=f"tiny.{check}")], {"tiny": "hostile checks"})
-    settings = Settings(shared_state / "envs", tmp_path / "work", timeout=3, jobs=1,
-                        python=sys.executable, cache_dir=tmp_path / "cache", reruns=1)  # fmt: skip
+    settings = Settings(
+        shared_state / "envs",
+        tmp_path / "work",
+        timeout=3,
+        jobs=1,
+        python=sys.executable,
+        cache_dir=tmp_path / "cache",
+        reruns=1,
+    )
     first = run_matrix(plan, corpus, settings, Progress(1, live=False))
     (result,) = first.results
     assert result.outcome is Outcome.FLAKY and result.detail.startswith(
@@ -212,11 +231,19 @@ def test_after_a_sigkill_of_the_host_every_finished_result_is_served_from_the_ca
     cache = tmp_path / "cache"
     script = ROOT / "tests" / "data" / "run_hostile.py"
     host = subprocess.Popen(
-        [sys.executable, str(script), str(shared_state / "envs"), str(tmp_path / "work"),
-         str(cache), "ok", "wait"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+        [
+            sys.executable,
+            str(script),
+            str(shared_state / "envs"),
+            str(tmp_path / "work"),
+            str(cache),
+            "ok",
+            "wait",
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not ResultCache(cache).entries:

@@ -26,8 +26,9 @@ def outputs(
     from onnx.reference import ReferenceEvaluator
 
     def with_ort(model: onnx.ModelProto) -> list[Any]:
-        session = ort.InferenceSession(model.SerializeToString(),
-                                       providers=["CPUExecutionProvider"])  # fmt: skip
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
         return list(session.run(None, feeds))
 
     def with_reference(model: onnx.ModelProto) -> list[Any]:
@@ -156,12 +157,31 @@ def test_mutate_rediscovers_the_seed_findings_from_the_common_twins_alone(
     from compat.core.report import read_json
     from compat.render.spellings import breaking_spellings
 
-    twins = ("pad_pads_from_constant.*,split_empty_split.opset18.*,"
-             "squeeze_empty_axes.omitted,squeeze_empty_axes.empty_name,"
-             "float16_initializer_encoding.add.*")  # fmt: skip
-    main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
-          "--out", str(tmp_path), "--onnx", "1.20.1,1.21.0", "--ort", "1.31.1,1.32.0",
-          "--mutate", "--cases", twins, "--reruns", "0"])  # fmt: skip
+    twins = (
+        "pad_pads_from_constant.*,split_empty_split.opset18.*,"
+        "squeeze_empty_axes.omitted,squeeze_empty_axes.empty_name,"
+        "float16_initializer_encoding.add.*"
+    )
+    main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--out",
+            str(tmp_path),
+            "--onnx",
+            "1.20.1,1.21.0",
+            "--ort",
+            "1.31.1,1.32.0",
+            "--mutate",
+            "--cases",
+            twins,
+            "--reruns",
+            "0",
+        ]
+    )
     report = read_json(tmp_path / "matrix.json")
     found = {k: sorted(v) for k, v in breaking_spellings(report).items()}
     pads = "pad_pads_from_constant.tensor~constant_value_attributes"
@@ -179,11 +199,16 @@ def test_mutate_rediscovers_the_seed_findings_from_the_common_twins_alone(
         (pads, "pad_pads_from_constant.value_ints"),
         (split, "split_empty_split.opset18.empty_name"),
         (squeeze, "squeeze_empty_axes.empty_name"),
-        ("float16_initializer_encoding.add.raw_data~float16_int32_data",
-         "float16_initializer_encoding.add.int32_data"),
-    ):  # fmt: skip
-        pairs = [(o, outcomes[(cell, written, check)])
-                 for (cell, case, check), o in outcomes.items() if case == generated]  # fmt: skip
+        (
+            "float16_initializer_encoding.add.raw_data~float16_int32_data",
+            "float16_initializer_encoding.add.int32_data",
+        ),
+    ):
+        pairs = [
+            (o, outcomes[(cell, written, check)])
+            for (cell, case, check), o in outcomes.items()
+            if case == generated
+        ]
         assert len(pairs) >= 20
         assert all((a in bad) == (b in bad) for a, b in pairs), (generated, pairs)
     assert json.loads((tmp_path / "matrix.json").read_text())["results"]

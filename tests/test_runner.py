@@ -129,8 +129,11 @@ def test_cells_cache_their_bytecode_even_when_the_user_turned_it_off(
     assert not list(root.rglob("*.pyc"))
     subprocess.run(
         cellcode.command(Path(sys.executable), "probe"),
-        env=cellcode.environ(root), cwd=root, capture_output=True, check=True,
-    )  # fmt: skip
+        env=cellcode.environ(root),
+        cwd=root,
+        capture_output=True,
+        check=True,
+    )
     assert (root / "compat" / "cell" / "__pycache__").is_dir()
     assert list((root / "compat" / "cell" / "__pycache__").glob("probe.*.pyc"))
 

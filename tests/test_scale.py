@@ -149,10 +149,18 @@ def test_bisect_says_when_nothing_changes() -> None:
 def test_the_workflow_is_a_valid_github_actions_workflow() -> None:
     workflow = ROOT / ".github" / "workflows" / "matrix.yml"
     done = subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema",
-         "vendor.github-workflows", str(workflow)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(workflow),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     text = workflow.read_text()
     assert "python -m compat plan --json --shards" in text

@@ -95,8 +95,10 @@ def bugs(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def shown(items: list[tuple[CheckResult, list[Finding]]]) -> list[str]:
-    return [f"{r.case} · {r.check} · {r.cell}: {r.outcome.value} {[f.detector for f in by]}"
-            for r, by in items]  # fmt: skip
+    return [
+        f"{r.case} · {r.check} · {r.cell}: {r.outcome.value} {[f.detector for f in by]}"
+        for r, by in items
+    ]
 
 
 # -- (a) precision and recall on the corpus, against the stored real run ----------------
@@ -138,9 +140,14 @@ def test_a_case_s_predicted_links_are_those_of_its_xfails(case_id: str) -> None:
     xfails -= set(UNSEEN_BY_MODELS)
     found = bugs(scan(case.model, None, None))
     cells = stored().cells
-    seen = {f.link for f in found
-            if any(set(f.checks) & set(case.checks) and in_range(getattr(c, f.package), f.known)
-                   for c in cells)}  # fmt: skip
+    seen = {
+        f.link
+        for f in found
+        if any(
+            set(f.checks) & set(case.checks) and in_range(getattr(c, f.package), f.known)
+            for c in cells
+        )
+    }
     assert seen == xfails
     if not case.known:  # a finding about a check the twin does not run is no claim on it
         assert [f.detector for f in found if set(f.checks) & set(case.checks)] == []
@@ -195,13 +202,33 @@ def test_predictions_on_the_respellings_agree_with_a_run_of_them(
     (onnx 1.21: pads from value_ints; onnxruntime 1.32: Split-18 with split ""): every
     prediction of a failure is observed failing, and every known bug a respelling still
     runs into (xfail) is predicted."""
-    families_run = ("pad_pads_from_constant", "squeeze_empty_axes", "split_empty_split",
-                    "conv_bias_fusion")  # fmt: skip
+    families_run = (
+        "pad_pads_from_constant",
+        "squeeze_empty_axes",
+        "split_empty_split",
+        "conv_bias_fusion",
+    )
     out = tmp_path / "out"
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--mutate", "--cases", ",".join(f"{f}.*" for f in families_run),
-                 "--onnx", "1.20.1,1.21.0", "--ort", "1.31.1,1.32.0", "--out", str(out),
-                 "--jobs", "2"])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--mutate",
+            "--cases",
+            ",".join(f"{f}.*" for f in families_run),
+            "--onnx",
+            "1.20.1,1.21.0",
+            "--ort",
+            "1.31.1,1.32.0",
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+        ]
+    )
     assert code in (0, 1)
     report = read_json(out / "matrix.json")
     models = {c.id: c.model for c in corpus().values() if c.family in families_run}
@@ -275,10 +302,16 @@ def test_operators_no_corpus_model_exercises_are_uncovered() -> None:
 
 @pytest.mark.parametrize(
     ("first", "second", "both"),
-    [("<1.21", ">=1.18", ">=1.18,<1.21"), ("<1.21", ">=1.21", None), ("", "", ""),
-     (">=1.14,<1.18", ">1.17", ">1.17,<1.18"), ("==1.18.0", "<1.18", None),
-     ("<=1.20", ">=1.20", ">=1.20,<=1.20"), ("~=1.4.5", ">=1.4", ">=1.4.5,<1.5")],
-)  # fmt: skip
+    [
+        ("<1.21", ">=1.18", ">=1.18,<1.21"),
+        ("<1.21", ">=1.21", None),
+        ("", "", ""),
+        (">=1.14,<1.18", ">1.17", ">1.17,<1.18"),
+        ("==1.18.0", "<1.18", None),
+        ("<=1.20", ">=1.20", ">=1.20,<=1.20"),
+        ("~=1.4.5", ">=1.4", ">=1.4.5,<1.5"),
+    ],
+)
 def test_ranges_intersect_by_their_bounds(first: str, second: str, both: str | None) -> None:
     assert intersect(first, second) == both
 
@@ -311,11 +344,13 @@ def test_scan_exits_1_on_a_finding_in_the_target_and_0_outside_it(
 
 @pytest.mark.parametrize(
     ("args", "said"),
-    [(["missing.onnx"], "missing.onnx: no such model file"),
-     (["MODEL", "--onnx", "1.18"], "--onnx '1.18': '1.18' is not a version range"),
-     (["MODEL", "--ort", ">=x"], "--ort '>=x'"),
-     (["JUNK"], "not a readable ONNX model")],
-)  # fmt: skip
+    [
+        (["missing.onnx"], "missing.onnx: no such model file"),
+        (["MODEL", "--onnx", "1.18"], "--onnx '1.18': '1.18' is not a version range"),
+        (["MODEL", "--ort", ">=x"], "--ort '>=x'"),
+        (["JUNK"], "not a readable ONNX model"),
+    ],
+)
 def test_bad_input_exits_2_in_one_line(
     args: list[str], said: str, pads_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -415,8 +450,11 @@ def test_verify_confirms_the_prediction_on_both_sides_of_the_boundary(
     confirmed = {
         (r["cell"], r["check"]) for r in rows if r["predicted"] and r["verdict"] == "agree"
     }
-    assert confirmed == {(f"onnx{v}-ort1.24.4", c) for v in ("1.19.1", "1.20.1")
-                         for c in ("checker", "shape_inference")}  # fmt: skip
+    assert confirmed == {
+        (f"onnx{v}-ort1.24.4", c)
+        for v in ("1.19.1", "1.20.1")
+        for c in ("checker", "shape_inference")
+    }
 
 
 # -- (d) without onnxruntime --------------------------------------------------------------
@@ -431,8 +469,20 @@ def test_the_library_call_works_in_a_plain_venv_without_onnxruntime(
         pytest.fail("this test needs uv on PATH (pip install uv nox)")
     venv = tmp_path / "plain"
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
-    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
-                    "onnx", "numpy", "packaging"], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(venv / "bin" / "python"),
+            "onnx",
+            "numpy",
+            "packaging",
+        ],
+        check=True,
+    )
     script = (
         "import importlib.util, json, sys\n"
         "import compat\n"
@@ -441,9 +491,13 @@ def test_the_library_call_works_in_a_plain_venv_without_onnxruntime(
         "    'ort_installed': importlib.util.find_spec('onnxruntime') is not None,\n"
         "    'ort_imported': 'onnxruntime' in sys.modules}))\n"
     )
-    done = subprocess.run([str(venv / "bin" / "python"), "-c", script, str(pads_file)],
-                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)},
-                          cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", script, str(pads_file)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT)},
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "found": [PAD],

@@ -98,12 +98,16 @@ EXPORTED: dict[str, set[str]] = {
 #: onnx 1.14.1 and 1.15.0 and onnxruntime 1.15.1-1.17.3 do not read (the --verify runs
 #: quoted above saw the onnx side as skips then; as `unsupported` now, predicted).
 LOADS: dict[str, set[tuple[str, str, str]]] = {
-    "onnxscript_pad_value_ints": {("onnx", "support_limits.ir", "<1.16"),
-                                  ("onnxruntime", "support_limits.ir", "<1.18")},
-    "onnxscript_function_while": {("onnx", "support_limits.ir", "<1.16"),
-                                  ("onnxruntime", "support_limits.ir", "<1.18")},
+    "onnxscript_pad_value_ints": {
+        ("onnx", "support_limits.ir", "<1.16"),
+        ("onnxruntime", "support_limits.ir", "<1.18"),
+    },
+    "onnxscript_function_while": {
+        ("onnx", "support_limits.ir", "<1.16"),
+        ("onnxruntime", "support_limits.ir", "<1.18"),
+    },
     "skl2onnx_kmeans": set(),  # IR 8
-}  # fmt: skip
+}
 
 
 def made_by_producers() -> list[str]:
@@ -171,21 +175,44 @@ def test_each_drop_in_and_respelling_is_scanned_once_for_every_release(tmp_path:
     IR; a model without a construct (IR 8) is scanned too (an empty list: scanned,
     nothing predicted)."""
     folder = dropins(tmp_path / "mine", "onnxscript_pad_value_ints", "skl2onnx_kmeans")
-    request = Request(config=ROOT / "pyproject.toml",
-                      corpus=CorpusRequest(cases="mine.*,pad_pads*", cases_dirs=(folder,),
-                                            mutate=""))  # fmt: skip
+    request = Request(
+        config=ROOT / "pyproject.toml",
+        corpus=CorpusRequest(cases="mine.*,pad_pads*", cases_dirs=(folder,), mutate=""),
+    )
     config = load_config(request.config)
     scanned = dropin_scan(request, config, load_corpus(request, config))["scan"]
     assert isinstance(scanned, dict)
-    pad = {"detector": PAD, "package": "onnx", "known": "<1.21",
-           "checks": ["checker", "shape_inference"], "requires": []}  # fmt: skip
-    ir10 = [{"detector": "support_limits.ir", "package": package, "known": known,
-             "checks": list(checks), "requires": []}
-            for package, known, checks in (
-                ("onnx", "<1.16", ("checker", "shape_inference", "reference",
-                                   "inferred_annotations", "annotations_builtin",
-                                   "version_converter")),
-                ("onnxruntime", "<1.18", ("ort_run", "ort_optimized")))]  # fmt: skip
+    pad = {
+        "detector": PAD,
+        "package": "onnx",
+        "known": "<1.21",
+        "checks": ["checker", "shape_inference"],
+        "requires": [],
+    }
+    ir10 = [
+        {
+            "detector": "support_limits.ir",
+            "package": package,
+            "known": known,
+            "checks": list(checks),
+            "requires": [],
+        }
+        for package, known, checks in (
+            (
+                "onnx",
+                "<1.16",
+                (
+                    "checker",
+                    "shape_inference",
+                    "reference",
+                    "inferred_annotations",
+                    "annotations_builtin",
+                    "version_converter",
+                ),
+            ),
+            ("onnxruntime", "<1.18", ("ort_run", "ort_optimized")),
+        )
+    ]
     assert scanned["mine.onnxscript_pad_value_ints"] == [*ir10, pad]
     assert scanned["mine.onnxscript_pad_value_ints~constant_value_tensor"] == ir10
     assert scanned["mine.skl2onnx_kmeans"] == []
@@ -207,8 +234,12 @@ def test_predictions_are_set_against_the_results_by_the_bug_s_own_range() -> Non
     """A failure inside the bug's range is predicted, one outside it or of another check
     is not, and a predicted failure that passed is said too."""
     case = "mine.pads"
-    finding = {"detector": PAD, "package": "onnx", "known": "<1.21",
-               "checks": ["checker", "shape_inference"]}  # fmt: skip
+    finding = {
+        "detector": PAD,
+        "package": "onnx",
+        "known": "<1.21",
+        "checks": ["checker", "shape_inference"],
+    }
     cells = (cell("1.20.1"), cell("1.21.0"))
     results = (
         CheckResult(cells[0].id, case, "checker", Outcome.FAIL),
@@ -218,8 +249,9 @@ def test_predictions_are_set_against_the_results_by_the_bug_s_own_range() -> Non
         CheckResult(cells[1].id, case, "shape_inference", Outcome.FAIL),
         CheckResult(cells[0].id, "other.case", "checker", Outcome.FAIL),  # not scanned
     )
-    report = Report(cells, (), results, {"onnx": tuple(c.id for c in cells)},
-                    run={"scan": {case: [finding]}})  # fmt: skip
+    report = Report(
+        cells, (), results, {"onnx": tuple(c.id for c in cells)}, run={"scan": {case: [finding]}}
+    )
     assert render_predictions(report).splitlines() == [
         "scan of the drop-in models, before the run: 2 of 4 failing results predicted",
         f"  predicted by scan ({PAD}):",
@@ -232,8 +264,9 @@ def test_predictions_are_set_against_the_results_by_the_bug_s_own_range() -> Non
     wrong = {**finding, "known": "<1.22"}  # a detector whose range were too wide
     report = Report(cells, (), results, report.axes, run={"scan": {case: [wrong]}})
     said = render_predictions(report)
-    assert said.splitlines()[0].endswith("3 of 4 failing results predicted; "
-                                         "1 predicted failures passed")  # fmt: skip
+    assert said.splitlines()[0].endswith(
+        "3 of 4 failing results predicted; 1 predicted failures passed"
+    )
     passed = f"  predicted by scan ({PAD}), yet passed:\n    mine.pads · checker pass on onnx1.21"
     assert passed in said
 
@@ -248,9 +281,18 @@ def test_verify_on_a_producer_s_model_observes_exactly_what_was_predicted(
     """onnxscript's pads from Constant(value_ints), target onnx >=1.18: the releases in the
     bug's range (1.18.0-1.20.1) and either side (1.17.0, 1.21.0); every predicted failure
     fails, every other result passes or is not observed."""
-    args = ["scan", str(SCANNED / "onnxscript_pad_value_ints.onnx"), "--verify", "--json",
-            "--config", str(ROOT / "pyproject.toml"), "--state-dir", str(shared_state),
-            "--jobs", "2"]  # fmt: skip
+    args = [
+        "scan",
+        str(SCANNED / "onnxscript_pad_value_ints.onnx"),
+        "--verify",
+        "--json",
+        "--config",
+        str(ROOT / "pyproject.toml"),
+        "--state-dir",
+        str(shared_state),
+        "--jobs",
+        "2",
+    ]
     assert main(args) == 1
     rows = json.loads(capsys.readouterr().out)["verify"]
     versions = ("1.17.0", "1.18.0", "1.19.1", "1.20.1", "1.21.0")
@@ -258,8 +300,13 @@ def test_verify_on_a_producer_s_model_observes_exactly_what_was_predicted(
     assert [r for r in rows if r["verdict"] in ("missed", "false alarm")] == []
     failed = {(r["cell"], r["check"]) for r in rows if r["outcome"] in ("fail", "error")}
     predicted = {(r["cell"], r["check"]) for r in rows if r["predicted"]}
-    assert failed == predicted == {(f"onnx{v}-ort1.24.4", c) for v in versions[:-1]
-                                   for c in ("checker", "shape_inference")}  # fmt: skip
+    assert (
+        failed
+        == predicted
+        == {
+            (f"onnx{v}-ort1.24.4", c) for v in versions[:-1] for c in ("checker", "shape_inference")
+        }
+    )
 
 
 @pytest.mark.envs
@@ -270,10 +317,29 @@ def test_a_matrix_of_a_drop_in_says_which_failures_the_scan_predicted(
     report records the scan, and the terminal names the detector beside each failure."""
     folder = dropins(tmp_path / "mine", "onnxscript_pad_value_ints")
     out = tmp_path / "out"
-    code = main(["matrix", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--cases-dir", str(folder), "--cases", "mine.*",
-                 "--onnx", "1.20.1,1.21.0", "--ort", "1.24.4", "--axis", "onnx",
-                 "--out", str(out), "--jobs", "2"])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--cases-dir",
+            str(folder),
+            "--cases",
+            "mine.*",
+            "--onnx",
+            "1.20.1,1.21.0",
+            "--ort",
+            "1.24.4",
+            "--axis",
+            "onnx",
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 1  # a drop-in's failure is unexpected: no [[known]] says otherwise
     report = read_json(out / "matrix.json")
@@ -281,13 +347,17 @@ def test_a_matrix_of_a_drop_in_says_which_failures_the_scan_predicted(
     assert list(report.run["scan"]) == [case]
     assert [f["detector"] for f in report.run["scan"][case]] == [*["support_limits.ir"] * 2, PAD]
     failing = {(r.cell, r.check) for r in report.results if r.outcome is Outcome.FAIL}
-    assert failing == {("onnx1.20.1-ort1.24.4", "checker"),
-                       ("onnx1.20.1-ort1.24.4", "shape_inference")}  # fmt: skip
+    assert failing == {
+        ("onnx1.20.1-ort1.24.4", "checker"),
+        ("onnx1.20.1-ort1.24.4", "shape_inference"),
+    }
     assert "scan of the drop-in models, before the run: 2 of 2 failing results predicted\n" in (
         printed
     )
-    assert (f"  predicted by scan ({PAD}):\n    {case} · checker fail on onnx1.20.1-ort1.24.4\n"
-            f"    {case} · shape_inference fail on onnx1.20.1-ort1.24.4\n") in printed  # fmt: skip
+    assert (
+        f"  predicted by scan ({PAD}):\n    {case} · checker fail on onnx1.20.1-ort1.24.4\n"
+        f"    {case} · shape_inference fail on onnx1.20.1-ort1.24.4\n"
+    ) in printed
     assert "not predicted" not in printed
 
 
@@ -297,8 +367,14 @@ def test_the_exporters_models_carry_what_the_runs_confirmed(tmp_path: Path) -> N
     every release: the constructs --verify confirmed, and nothing else; and a load limit
     exactly for the one of IR 10, which onnx < 1.16 and onnxruntime < 1.18 cannot read."""
     for name in EXPORTED:
-        command = [sys.executable, str(EXPORTERS / "make_models.py"), "--out", str(tmp_path),
-                   "--only", name]  # fmt: skip
+        command = [
+            sys.executable,
+            str(EXPORTERS / "make_models.py"),
+            "--out",
+            str(tmp_path),
+            "--only",
+            name,
+        ]
         subprocess.run(command, check=True, capture_output=True)
     scans = {name: scan_model(tmp_path / f"{name}.onnx", None, None) for name in EXPORTED}
     assert {

@@ -37,14 +37,18 @@ def plans(draw: st.DrawFn) -> tuple[list[Job], dict[str, float]]:
     cells = draw(st.lists(st.sampled_from(CELLS), min_size=1, max_size=5, unique=True))
     pairs = st.tuples(st.sampled_from(sorted(FILES)), st.sampled_from(CHECKS))
     needs = []  # a key is one check of one case (in cells of the same versions)
-    for k, (case, check) in enumerate(draw(st.lists(pairs, min_size=1, max_size=25,
-                                                    unique=True))):  # fmt: skip
+    for k, (case, check) in enumerate(draw(st.lists(pairs, min_size=1, max_size=25, unique=True))):
         who = draw(st.lists(st.sampled_from(cells), min_size=1, unique=True))
         needs.append((f"key{k}", FILES[case], check, set(who)))
-    jobs = [Job(cell, files, check, key) for cell in cells
-            for key, files, check, who in needs if cell in who]  # fmt: skip
-    measured = draw(st.dictionaries(st.sampled_from([n[0] for n in needs]),
-                                    st.floats(0, 20, allow_nan=False)))  # fmt: skip
+    jobs = [
+        Job(cell, files, check, key)
+        for cell in cells
+        for key, files, check, who in needs
+        if cell in who
+    ]
+    measured = draw(
+        st.dictionaries(st.sampled_from([n[0] for n in needs]), st.floats(0, 20, allow_nan=False))
+    )
     return jobs, measured
 
 

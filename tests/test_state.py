@@ -27,8 +27,15 @@ from tests.conftest import ROOT
 from tests.helpers import add_one_case
 
 CELL = "onnx1.23.2-ort1.24.4"
-PASSED = {"case": "tiny.add_one", "check": "checker", "outcome": "pass", "phase": "",
-          "detail": "", "seconds": 0.01, "traceback": ""}  # fmt: skip
+PASSED = {
+    "case": "tiny.add_one",
+    "check": "checker",
+    "outcome": "pass",
+    "phase": "",
+    "detail": "",
+    "seconds": 0.01,
+    "traceback": "",
+}
 
 
 # --- the result cache ------------------------------------------------------------------
@@ -109,8 +116,15 @@ def remembered(tmp_path: Path, name: str = "abc") -> Path:
     return memo
 
 
-BAD_RESULT = {"cell": CELL, "case": "c", "check": "checker", "outcome": "great", "detail": "",
-              "phase": "", "seconds": 0}  # fmt: skip
+BAD_RESULT = {
+    "cell": CELL,
+    "case": "c",
+    "check": "checker",
+    "outcome": "great",
+    "detail": "",
+    "phase": "",
+    "seconds": 0,
+}
 MEMOS: dict[str, Callable[[dict[str, Any]], object]] = {
     "a list": lambda report: [report],
     "a string": lambda report: "report",
@@ -190,9 +204,13 @@ def test_staged_in_cell_code_that_no_longer_hashes_is_staged_again(
 
 @pytest.mark.parametrize(
     "name, damage",
-    [("model.onnx", "truncated"), ("case.json", "garbled"), ("data.npz", "a folder"),
-     ("model.onnx", "deleted")],
-)  # fmt: skip
+    [
+        ("model.onnx", "truncated"),
+        ("case.json", "garbled"),
+        ("data.npz", "a folder"),
+        ("model.onnx", "deleted"),
+    ],
+)
 def test_a_staged_case_that_differs_from_its_content_hash_is_written_again(
     name: str, damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -224,15 +242,24 @@ def run(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
     code = main(
         [
             "matrix",
-            "--config", str(ROOT / "pyproject.toml"),
-            "--corpus", str(ROOT / "cases"),
-            "--state-dir", str(tmp_path / "state"),
-            "--out", str(tmp_path / "out"),
-            "--onnx", "1.23.2", "--ort", "1.24.4", "--cross",
-            "--cases", "pad_pads_from_constant.*",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--corpus",
+            str(ROOT / "cases"),
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--out",
+            str(tmp_path / "out"),
+            "--onnx",
+            "1.23.2",
+            "--ort",
+            "1.24.4",
+            "--cross",
+            "--cases",
+            "pad_pads_from_constant.*",
             *args,
         ]
-    )  # fmt: skip
+    )
     return code, json.loads((tmp_path / "out" / "matrix.json").read_text())
 
 

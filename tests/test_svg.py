@@ -32,9 +32,26 @@ from tests.test_docs_pages import default_matrix
 from tests.test_report import sample_report
 
 SVG = "{http://www.w3.org/2000/svg}"
-ORT = ("1.15.1", "1.16.3", "1.17.3", "1.18.1", "1.19.2", "1.20.1", "1.21.1", "1.22.1",
-       "1.23.2", "1.24.4", "1.25.1", "1.26.0", "1.27.0", "1.28.0", "1.29.0", "1.30.0",
-       "1.31.1", "1.32.0")  # fmt: skip
+ORT = (
+    "1.15.1",
+    "1.16.3",
+    "1.17.3",
+    "1.18.1",
+    "1.19.2",
+    "1.20.1",
+    "1.21.1",
+    "1.22.1",
+    "1.23.2",
+    "1.24.4",
+    "1.25.1",
+    "1.26.0",
+    "1.27.0",
+    "1.28.0",
+    "1.29.0",
+    "1.30.0",
+    "1.31.1",
+    "1.32.0",
+)
 
 
 #: (family, check, cell) -> what its first case did instead: every state a square can take.
@@ -53,9 +70,10 @@ def troubled_matrix() -> Report:
     results = tuple(
         replace(r, outcome=TROUBLE[key])
         if (key := (r.case.split(".")[0], r.check, r.cell)) in TROUBLE
-        and r.case.endswith("variant_0.common") else r
+        and r.case.endswith("variant_0.common")
+        else r
         for r in report.results
-    )  # fmt: skip
+    )
     return replace(report, results=results)
 
 
@@ -63,26 +81,42 @@ def scoreboard_report() -> Report:
     """Backend tests on every onnxruntime release of the axis: the pass rate climbs with a
     dip, newer releases support more tests, and one release did not install."""
     cells = tuple(
-        CellRecord(f"onnx1.23.2-ort{v}", "1.23.2", v,
-                   CellState.INSTALL_ERROR if v == "1.16.3" else CellState.READY)
+        CellRecord(
+            f"onnx1.23.2-ort{v}",
+            "1.23.2",
+            v,
+            CellState.INSTALL_ERROR if v == "1.16.3" else CellState.READY,
+        )
         for v in ORT
-    )  # fmt: skip
+    )
     cases = tuple(
-        CaseInfo(f"onnx_backend.test_{i:03d}", "onnx_backend", f"test {i}", "0",
-                 {"ort_run": "onnxruntime"}, tags=("Op",))
+        CaseInfo(
+            f"onnx_backend.test_{i:03d}",
+            "onnx_backend",
+            f"test {i}",
+            "0",
+            {"ort_run": "onnxruntime"},
+            tags=("Op",),
+        )
         for i in range(120)
-    )  # fmt: skip
+    )
     results = []
     for k, cell in enumerate(cells):
         if cell.state is not CellState.READY:
             continue
         failing = 24 - k if k != 9 else 18  # fewer failures each release, one regression
         for i, case in enumerate(cases):
-            outcome = (Outcome.SKIP if i >= 90 + k else Outcome.FAIL if i % 90 < failing
-                       else Outcome.PASS)  # fmt: skip
+            outcome = (
+                Outcome.SKIP if i >= 90 + k else Outcome.FAIL if i % 90 < failing else Outcome.PASS
+            )
             results.append(CheckResult(cell.id, case.id, "ort_run", outcome))
-    return Report(cells, cases, tuple(results), {"onnxruntime": tuple(c.id for c in cells)},
-                  run={"generator_onnx": "1.23.2"})  # fmt: skip
+    return Report(
+        cells,
+        cases,
+        tuple(results),
+        {"onnxruntime": tuple(c.id for c in cells)},
+        run={"generator_onnx": "1.23.2"},
+    )
 
 
 def parse(text: str) -> ElementTree.Element:
@@ -226,8 +260,10 @@ def readable(layout: dict[str, Any]) -> None:
 
 @pytest.mark.browser
 def test_the_heatmap_reads_cleanly_in_chromium(browser: Any, tmp_path: Path) -> None:
-    for report, name in [(troubled_matrix(), "summary.svg"),
-                         (sample_report(), "summary-small.svg")]:  # fmt: skip
+    for report, name in [
+        (troubled_matrix(), "summary.svg"),
+        (sample_report(), "summary-small.svg"),
+    ]:
         layout = look(browser, heatmap_svg(report), name, tmp_path)
         readable(layout)
         assert all(layout["numbers"]) and layout["numbers"]  # each number inside its square

@@ -84,8 +84,19 @@ def _save(folder: Path, name: str, built: tuple[onnx.ModelProto, dict[str, np.nd
 def _triage(path: Path, state: Path, out: Path, *args: str) -> dict[str, Any]:
     from compat.cli.main import main
 
-    code = main(["triage", str(path), "--config", str(ROOT / "pyproject.toml"),
-                 "--state-dir", str(state), "--out", str(out), *args])  # fmt: skip
+    code = main(
+        [
+            "triage",
+            str(path),
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(state),
+            "--out",
+            str(out),
+            *args,
+        ]
+    )
     assert code == 0
     document: dict[str, Any] = json.loads((out / "triage.json").read_text())
     return document
@@ -108,8 +119,10 @@ def _repro_in_fresh_venv(folder: Path, requirements: str, venv: Path) -> int:
     """repro.py run by a venv made here from the finding's requirements file."""
     subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run(["uv", "pip", "install", "-q", "--python", str(python),
-                    "-r", str(folder / requirements)], check=True)  # fmt: skip
+    subprocess.run(
+        ["uv", "pip", "install", "-q", "--python", str(python), "-r", str(folder / requirements)],
+        check=True,
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     return subprocess.run([str(python), "repro.py"], cwd=folder, env=env).returncode
 
@@ -134,8 +147,13 @@ def test_value_ints_pads_to_fixed_in_onnx_1_21_with_the_tensor_form_as_workaroun
     reduced = onnx.load(str(folder / "minimal.onnx"))
     assert [n.op_type for n in reduced.graph.node] == minimal["op_types"]
     report = (folder / "report.md").read_text()
-    for needed in ("last bad 1.20.1, first good 1.21.0", "Pad (", "constant_value_tensor",
-                   "onnx 1.20.1", "### Minimal model"):  # fmt: skip
+    for needed in (
+        "last bad 1.20.1, first good 1.21.0",
+        "Pad (",
+        "constant_value_tensor",
+        "onnx 1.20.1",
+        "### Minimal model",
+    ):
         assert needed in report, needed
     assert _repro_in_fresh_venv(folder, "requirements.txt", tmp_path / "bad") == 1
     assert _repro_in_fresh_venv(folder, "requirements-good.txt", tmp_path / "good") == 0
@@ -147,8 +165,17 @@ def test_empty_matmul_reduces_to_one_node_fixed_in_onnxruntime_1_32(
 ) -> None:
     path = _save(tmp_path, "matmul", matmul_model())
     out = tmp_path / "out"
-    document = _triage(path, shared_state, out, "--ort", "1.31.1,1.32.0", "--axis",
-                       "onnxruntime", "--check", "ort_run")  # fmt: skip
+    document = _triage(
+        path,
+        shared_state,
+        out,
+        "--ort",
+        "1.31.1,1.32.0",
+        "--axis",
+        "onnxruntime",
+        "--check",
+        "ort_run",
+    )
     finding = _finding(document, "ort_run", "onnxruntime")
     assert _boundary(finding) == ("fixed", "1.31.1", "1.32.0")
     assert finding["minimal"]["op_types"] == ["MatMul"]
@@ -165,8 +192,17 @@ def test_failing_on_every_release_of_the_axis_looks_beyond_it(
     """An axis of one failing release: the newest release on the index passes, so the
     finding is a fix after the axis, bisected to its boundary."""
     path = _save(tmp_path, "matmul", matmul_model())
-    document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.30.0", "--axis",
-                       "onnxruntime", "--check", "ort_run")  # fmt: skip
+    document = _triage(
+        path,
+        shared_state,
+        tmp_path / "out",
+        "--ort",
+        "1.30.0",
+        "--axis",
+        "onnxruntime",
+        "--check",
+        "ort_run",
+    )
     finding = _finding(document, "ort_run", "onnxruntime")
     assert _boundary(finding) == ("fixed", "1.31.1", "1.32.0")
     assert finding["tested"]["1.31.0"] == "bad"
@@ -207,8 +243,17 @@ def combo_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
 @pytest.mark.envs
 def test_a_failure_hiding_behind_another_is_triaged_too(tmp_path: Path, shared_state: Path) -> None:
     path = _save(tmp_path, "combo", combo_model())
-    document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.31.1,1.32.0",
-                       "--axis", "onnxruntime", "--check", "ort_run")  # fmt: skip
+    document = _triage(
+        path,
+        shared_state,
+        tmp_path / "out",
+        "--ort",
+        "1.31.1,1.32.0",
+        "--axis",
+        "onnxruntime",
+        "--check",
+        "ort_run",
+    )
     first, second = document["findings"]
     assert first["minimal"]["op_types"] == ["Split"] and not first["behind"]
     assert first["hidden"][0]["rewrite"] == "optional_input_omitted"
@@ -228,8 +273,17 @@ def test_a_regression_is_bisected_between_matrix_releases(
     """The axis has 1.20.1 and 1.22.0 only: bisection over the index finds the first bad
     release between them, and the reduction keeps the two Reshapes the merge needs."""
     path = _save(tmp_path, "reshape", reshape_model())
-    document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.20.1,1.22.0",
-                       "--axis", "onnxruntime", "--check", "ort_run")  # fmt: skip
+    document = _triage(
+        path,
+        shared_state,
+        tmp_path / "out",
+        "--ort",
+        "1.20.1,1.22.0",
+        "--axis",
+        "onnxruntime",
+        "--check",
+        "ort_run",
+    )
     finding = _finding(document, "ort_run", "onnxruntime")
     assert _boundary(finding) == ("regression", "1.20.1", "1.21.0")
     assert finding["tested"]["1.21.0"] == "bad"  # a release no cell of the matrix had
@@ -242,10 +296,14 @@ def test_a_regression_is_bisected_between_matrix_releases(
 def test_a_model_that_behaves_the_same_everywhere_has_no_findings(
     tmp_path: Path, shared_state: Path
 ) -> None:
-    path = _save(tmp_path, "plain", buried([helper.make_node("Relu", ["r"], ["rr"])],
-                                           {"r": randn(4, 4)}, "rr"))  # fmt: skip
-    document = _triage(path, shared_state, tmp_path / "out", "--ort", "1.31.1,1.32.0",
-                       "--axis", "onnxruntime")  # fmt: skip
+    path = _save(
+        tmp_path,
+        "plain",
+        buried([helper.make_node("Relu", ["r"], ["rr"])], {"r": randn(4, 4)}, "rr"),
+    )
+    document = _triage(
+        path, shared_state, tmp_path / "out", "--ort", "1.31.1,1.32.0", "--axis", "onnxruntime"
+    )
     assert document["findings"] == []
     assert "No findings" in (tmp_path / "out" / "report.md").read_text()
 
@@ -311,8 +369,11 @@ def test_findings_are_changes_between_neighbours_or_failures_everywhere() -> Non
     ]
     axes = {c: "onnxruntime" for c in outcomes}
     found = {(f.check, f.kind): f for f in findings_of(plan, results, axes)}
-    assert set(found) == {("ort_run", "fixed"), ("reference", "regression"),
-                          ("annotations", "always")}  # fmt: skip
+    assert set(found) == {
+        ("ort_run", "fixed"),
+        ("reference", "regression"),
+        ("annotations", "always"),
+    }
     fixed = found["ort_run", "fixed"]
     assert (fixed.last_bad, fixed.first_good) == ("1.24.4", "1.32.0")
     regression = found["reference", "regression"]
@@ -345,9 +406,20 @@ def test_triage_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         (["missing.onnx"], "no such model file"),
         ([str(tmp_path / "junk.onnx")], "not a readable ONNX model"),
     ):
-        done = subprocess.run([sys.executable, "-m", "compat", "triage", *args, "--config",
-                               str(ROOT / "pyproject.toml")], capture_output=True, text=True,
-                              cwd=tmp_path)  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "compat",
+                "triage",
+                *args,
+                "--config",
+                str(ROOT / "pyproject.toml"),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
         assert done.returncode == 2, done.stderr
         assert needed in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
@@ -359,8 +431,17 @@ def test_silero_vad_a_model_nobody_here_wrote(tmp_path: Path, shared_state: Path
     bodies) reduce to the LSTM, deep inside the Ifs, and the Squeeze that reads its
     third output, Y_c, which the reference LSTM did not return (onnx PR #7664)."""
     path = ROOT / "tests" / "data" / "real_models" / "silero_vad_16k_op15.onnx"
-    document = _triage(path, shared_state, tmp_path / "out", "--onnx", "1.22.0,1.23.0",
-                       "--axis", "onnx", "--check", "reference")  # fmt: skip
+    document = _triage(
+        path,
+        shared_state,
+        tmp_path / "out",
+        "--onnx",
+        "1.22.0,1.23.0",
+        "--axis",
+        "onnx",
+        "--check",
+        "reference",
+    )
     finding = _finding(document, "reference", "onnx")
     assert _boundary(finding) == ("fixed", "1.22.0", "1.23.0")
     assert "Unable to find input" in finding["detail"]

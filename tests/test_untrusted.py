@@ -84,15 +84,21 @@ def nested_if() -> onnx.ModelProto:
         "Constant", [], ["cond"], name="cond", value=const("t", np.array(False))
     )
     inner = helper.make_node(
-        "If", ["cond"], ["shape"], name="inner",
+        "If",
+        ["cond"],
+        ["shape"],
+        name="inner",
         then_branch=branch("inner_then", [constant()]),
         else_branch=branch("inner_else", [helper.make_node("Identity", ["fixed"], ["shape"])]),
-    )  # fmt: skip
+    )
     outer = helper.make_node(
-        "If", ["cond"], ["shape"], name="outer",
+        "If",
+        ["cond"],
+        ["shape"],
+        name="outer",
         then_branch=branch("outer_then", [helper.make_node("Identity", ["fixed"], ["shape"])]),
         else_branch=branch("outer_else", [inner]),
-    )  # fmt: skip
+    )
     return reshape([cond, outer], initializer=[const("fixed", SHAPE)])
 
 
@@ -354,13 +360,40 @@ def traced_matrix(tmp_path: Path, state: Path, models: Path) -> tuple[int, str, 
     onnx_version, ort_version = oldest_cell()
     trace = tmp_path / "trace.log"
     done = subprocess.run(
-        ["strace", "-f", "-qq", "-o", str(trace), "-e", f"trace={TRACED}",
-         sys.executable, "-m", "compat", "matrix", "--config", str(ROOT / "pyproject.toml"),
-         "--state-dir", str(state), "--out", str(tmp_path / "out"), "--cases-dir", str(models),
-         "--cases", f"{models.name}.*", "--onnx", onnx_version, "--ort", ort_version, "--cross"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-o",
+            str(trace),
+            "-e",
+            f"trace={TRACED}",
+            sys.executable,
+            "-m",
+            "compat",
+            "matrix",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(state),
+            "--out",
+            str(tmp_path / "out"),
+            "--cases-dir",
+            str(models),
+            "--cases",
+            f"{models.name}.*",
+            "--onnx",
+            onnx_version,
+            "--ort",
+            ort_version,
+            "--cross",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
         timeout=900,
-    )  # fmt: skip
+    )
     return done.returncode, done.stderr, trace
 
 
@@ -440,10 +473,13 @@ def test_no_cell_opens_a_file_outside_its_environment_with_external_data_inside_
     point(built.graph.sparse_initializer[0].indices, "weights.bin", INDICES_AT)
     onnx.save(built, str(models / "sparse.onnx"))
     onnx.save(
-        reshape([], initializer=[const("shape", SHAPE)]), str(models / "saved.onnx"),
-        save_as_external_data=True, all_tensors_to_one_file=True, size_threshold=0,
+        reshape([], initializer=[const("shape", SHAPE)]),
+        str(models / "saved.onnx"),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        size_threshold=0,
         location="saved.data",
-    )  # fmt: skip
+    )
     code, stderr, trace = traced_matrix(tmp_path, shared_state, models)
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     runs = {r["case"]: r["outcome"] for r in report["results"] if r["check"] == "ort_run"}
@@ -455,14 +491,19 @@ def test_no_cell_opens_a_file_outside_its_environment_with_external_data_inside_
     env = shared_state / "envs" / f"onnx{oldest_cell()[0]}-ort{oldest_cell()[1]}"
     base = subprocess.run(
         [str(env / "bin" / "python"), "-c", "import sys; print(sys.base_prefix)"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     import tempfile
 
     allowed = (
-        f"{shared_state.resolve()}/", f"{base}/", f"{ROOT}/",
-        f"{Path(tempfile.gettempdir()) / 'compat-'}", *SYSTEM,
-    )  # fmt: skip
+        f"{shared_state.resolve()}/",
+        f"{base}/",
+        f"{ROOT}/",
+        f"{Path(tempfile.gettempdir()) / 'compat-'}",
+        *SYSTEM,
+    )
     assert cells, "no cell process found in the trace"
     by_cells = set().union(*(opened.get(pid, set()) for pid in cells))
     assert any("/cases/inside.sparse-" in p for p in by_cells)  # the staged copy, not ours

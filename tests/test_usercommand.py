@@ -21,8 +21,9 @@ GATE = 'gate=python -c "import onnx, sys; sys.exit(onnx.__version__ < \\"1.21\\"
 def test_a_command_is_named_by_its_name_or_its_slug() -> None:
     assert parse_run("tests=pytest -x tests") == ("tests", "pytest -x tests")
     assert parse_run("pytest tests/test_export.py") == (
-        "pytest_tests_test_export_py", "pytest tests/test_export.py",
-    )  # fmt: skip
+        "pytest_tests_test_export_py",
+        "pytest tests/test_export.py",
+    )
     with pytest.raises(UsageError, match="two commands are named 'a'"):
         command_cases(["a=true", "a=false"], ROOT)
     (case,) = command_cases(["a=true"], ROOT)
@@ -45,7 +46,7 @@ def run(tmp_path: Path, state: Path, *args: str) -> tuple[int, dict]:  # type: i
             "none",
             *args,
         ]
-    )  # fmt: skip  (onnx-compat is a package itself)
+    )  # (onnx-compat is a package itself)
     return code, json.loads((tmp_path / "out" / "matrix.json").read_text())
 
 
@@ -55,8 +56,9 @@ def test_the_command_s_exit_status_is_the_verdict_in_each_cell(
 ) -> None:
     axes = ["--onnx", "1.20.1,1.21.0", "--ort", "1.24.4", "--axis", "onnx"]
     where = 'where=python -c "import sys; print(sys.prefix)"'
-    code, report = run(tmp_path, shared_state, *axes, "--run", GATE, "--run", where,
-                       "--run", "killed=kill -9 $$")  # fmt: skip
+    code, report = run(
+        tmp_path, shared_state, *axes, "--run", GATE, "--run", where, "--run", "killed=kill -9 $$"
+    )
     assert code == 1
     got = {(r["cell"], r["case"]): r for r in report["results"]}
     old, new = "onnx1.20.1-ort1.24.4", "onnx1.21.0-ort1.24.4"
@@ -74,9 +76,25 @@ def test_the_command_s_exit_status_is_the_verdict_in_each_cell(
 def test_bisect_names_the_release_from_which_the_command_passes(
     shared_state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["bisect", "--config", str(ROOT / "pyproject.toml"), "--state-dir",
-                 str(shared_state), "--run", GATE, "--install", "none", "--package", "onnx",
-                 "--good", "1.20.1", "--bad", "1.21.0"])  # fmt: skip
+    code = main(
+        [
+            "bisect",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            "--state-dir",
+            str(shared_state),
+            "--run",
+            GATE,
+            "--install",
+            "none",
+            "--package",
+            "onnx",
+            "--good",
+            "1.20.1",
+            "--bad",
+            "1.21.0",
+        ]
+    )
     assert code == 0
     assert "last failing 1.20.1, first passing 1.21.0: fixed in 1.21.0" in capsys.readouterr().out
 
@@ -99,10 +117,27 @@ def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_comm
         .join(["[tool.compat]", ""])
     )
     (project / "mypkg.py").write_text("ANSWER = 42\n")
-    args = ["matrix", "--config", str(project / "pyproject.toml"), "--corpus",
-            str(ROOT / "cases"), "--state-dir", str(shared_state), "--out",
-            str(tmp_path / "out"), "--onnx", "1.23.2", "--ort", "1.24.4", "--axis", "onnx",
-            "--cases", "command.*", "--run", IMPORTS]  # fmt: skip
+    args = [
+        "matrix",
+        "--config",
+        str(project / "pyproject.toml"),
+        "--corpus",
+        str(ROOT / "cases"),
+        "--state-dir",
+        str(shared_state),
+        "--out",
+        str(tmp_path / "out"),
+        "--onnx",
+        "1.23.2",
+        "--ort",
+        "1.24.4",
+        "--axis",
+        "onnx",
+        "--cases",
+        "command.*",
+        "--run",
+        IMPORTS,
+    ]
     code = main(args)
     report = json.loads((tmp_path / "out" / "matrix.json").read_text())
     (cell,) = report["cells"]
@@ -134,8 +169,20 @@ def project_with_tests(tmp_path: Path, compat: str, tests: str) -> Path:
 
 def run_project(project: Path, state: Path, *args: str) -> tuple[int, dict[str, Any]]:
     config, out = project / "pyproject.toml", project / "reports"
-    code = main(["matrix", "--config", str(config), "--state-dir", str(state), "--out", str(out),
-                 "--axis", "onnx", *args])  # fmt: skip
+    code = main(
+        [
+            "matrix",
+            "--config",
+            str(config),
+            "--state-dir",
+            str(state),
+            "--out",
+            str(out),
+            "--axis",
+            "onnx",
+            *args,
+        ]
+    )
     return code, json.loads((project / "reports" / "matrix.json").read_text())
 
 
@@ -149,8 +196,14 @@ def test_launched_from_a_venv_that_has_pytest_a_cell_without_it_never_passes(
     monkeypatch.setenv("PATH", f"{here}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
     project = project_with_tests(tmp_path, "", "def test_ok():\n    pass\n")
-    code, report = run_project(project, shared_state, "--run", "tests=pytest -q tests",
-                               "--run", "module=python -m pytest -q tests")  # fmt: skip
+    code, report = run_project(
+        project,
+        shared_state,
+        "--run",
+        "tests=pytest -q tests",
+        "--run",
+        "module=python -m pytest -q tests",
+    )
     assert code == 1
     got = {r["case"]: r for r in report["results"]}
     for case in ("command.tests", "command.module"):

@@ -78,8 +78,11 @@ def test_every_axis_a_plan_has_exactly_one_row() -> None:
     config = load_config(ROOT / "pyproject.toml")
     onnx, ort = ("1.18.0", "1.23.2"), ("1.17.3", "1.24.4")
     pythons = ("3.11", "3.12")
-    plans = [expand(config, onnx, ort, cross=cross, pythons=p) for cross in (False, True)
-             for p in ((), pythons)]  # fmt: skip
+    plans = [
+        expand(config, onnx, ort, cross=cross, pythons=p)
+        for cross in (False, True)
+        for p in ((), pythons)
+    ]
     named = {part for plan in plans for key in plan.axes for part in split_axis(key) if part}
     ids = {axis for plan in plans for cell in plan.cells for axis, _ in cell.releases}
     assert named - set(pythons) | ids == set(AXES)
@@ -192,8 +195,10 @@ def test_the_pictures_and_the_page_read_their_names_and_colours_from_the_table(
     assert "bugs we know" in svg and 'fill="#123456"' in svg
     words = page_data(report)["vocabulary"]
     assert words["entries"]["fail"] == {
-        "page": "!", "colours": ["#654321", "#ffffff"], "unexpected": True
-    }  # fmt: skip
+        "page": "!",
+        "colours": ["#654321", "#ffffff"],
+        "unexpected": True,
+    }
     assert words["squares"]["unexpected"]["colours"] == ["#c62828", "#ffffff"]  # unchanged
 
 
@@ -212,8 +217,13 @@ def test_junit_and_the_verdicts_read_their_kinds_and_words_from_the_table(
 
 def test_writer_reader_reads_its_marks_from_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     cell = ready("1.23.2", "1.24.4")
-    result = CheckResult(cell.id, "writer_reader.default_model", "default_model_loads",
-                         Outcome.PASS, detail="writes IR 10, opset 23")  # fmt: skip
+    result = CheckResult(
+        cell.id,
+        "writer_reader.default_model",
+        "default_model_loads",
+        Outcome.PASS,
+        detail="writes IR 10, opset 23",
+    )
     report = replace(sample_report(), cells=(cell,), results=(result,))
     reword(monkeypatch, "entry", "pass", mark="👍")
     text = render_writer_reader(report) or ""

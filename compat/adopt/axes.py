@@ -76,12 +76,17 @@ def choose_axes(
     try:
         found = {p: releases(p) for p in OTHER}
     except CompatError as exc:
-        said.append(f"{exc}: wrote fixed release lists; when the index is reachable, "
-                    f'`versions = "{spec["onnx"]}"` follows it')  # fmt: skip
-        fixed = {p: tuple(v for v in FALLBACK[p] if in_range(v, spec[p])) or FALLBACK[p][-1:]
-                 for p in OTHER}  # fmt: skip
-        return [AxisChoice(p, spec[p], fixed[p], fixed[OTHER[p]][-1], declared[p])
-                for p in OTHER], said  # fmt: skip
+        said.append(
+            f"{exc}: wrote fixed release lists; when the index is reachable, "
+            f'`versions = "{spec["onnx"]}"` follows it'
+        )
+        fixed = {
+            p: tuple(v for v in FALLBACK[p] if in_range(v, spec[p])) or FALLBACK[p][-1:]
+            for p in OTHER
+        }
+        return [
+            AxisChoice(p, spec[p], fixed[p], fixed[OTHER[p]][-1], declared[p]) for p in OTHER
+        ], said
     axes = []
     for package in OTHER:
         minors = newest_per_minor([v for v in found[package] if in_range(v, spec[package])])
@@ -93,12 +98,16 @@ def choose_axes(
             fitting, passed = fits(other, list(stable))
             pair = fitting or pair  # none fits: the newest, whose cells will say why
         if pair is None:
-            raise CompatError(f"{OTHER[package]}{spec[OTHER[package]]}: no release on the "
-                              "package index has a wheel for this Python")  # fmt: skip
+            raise CompatError(
+                f"{OTHER[package]}{spec[OTHER[package]]}: no release on the "
+                "package index has a wheel for this Python"
+            )
         origin = "declared" if declared[package] else "default range"
         today = f"{minors[0]} … {minors[-1]}, {len(minors)} releases" if minors else "none yet"
-        said.append(f"{package} axis: {spec[package]} ({origin}; today {today}), "
-                    f"with {OTHER[package]} {pair}")  # fmt: skip
+        said.append(
+            f"{package} axis: {spec[package]} ({origin}; today {today}), "
+            f"with {OTHER[package]} {pair}"
+        )
         if passed:
             said.append(f"  (passed over, they do not install beside your pins: {passed})")
         axes.append(AxisChoice(package, spec[package], (), pair, declared[package]))

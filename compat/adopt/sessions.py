@@ -43,8 +43,10 @@ def session_python(requires_python: str) -> tuple[str, str | None]:
     for candidate in HOST_PYTHONS:
         if any(allowed.contains(f"{candidate}.{micro}") for micro in (0, 99)):
             return candidate, f"Python {candidate} (requires-python {requires_python})"
-    return running, (f"requires-python {requires_python} leaves no Python onnx-compat runs on "
-                     f"(3.11 or newer); wrote {running}")  # fmt: skip
+    return running, (
+        f"requires-python {requires_python} leaves no Python onnx-compat runs on "
+        f"(3.11 or newer); wrote {running}"
+    )
 
 
 def defined_sessions(text: str) -> set[str]:

@@ -42,11 +42,20 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIXES = {"exec", "command", "env", "nice", "time", "nohup", "xvfb-run"}
 #: What points a process at another Python environment than the cell's.
 OTHER_ENVIRONMENT_VARIABLES = (
-    "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
-    "PYENV_VERSION", "PYENV_VIRTUAL_ENV", "__PYVENV_LAUNCHER__",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "CONDA_PREFIX",
+    "CONDA_DEFAULT_ENV",
+    "PYENV_VERSION",
+    "PYENV_VIRTUAL_ENV",
+    "__PYVENV_LAUNCHER__",
     # nox's and uv's own: a `uv` the command runs must act on the cell, not on them
-    "UV_PYTHON", "UV_PROJECT_ENVIRONMENT", "UV_SYSTEM_PYTHON", "NOX_CURRENT_SESSION",
-)  # fmt: skip
+    "UV_PYTHON",
+    "UV_PROJECT_ENVIRONMENT",
+    "UV_SYSTEM_PYTHON",
+    "NOX_CURRENT_SESSION",
+)
 
 
 def other_environment(directory):
@@ -67,9 +76,10 @@ def environment(base=None):
         env.pop(name, None)
     here = os.path.dirname(sys.executable)
     rest = [
-        d for d in env.get("PATH", "").split(os.pathsep)
+        d
+        for d in env.get("PATH", "").split(os.pathsep)
         if d and os.path.abspath(d) != here and not other_environment(d)
-    ]  # fmt: skip
+    ]
     env["VIRTUAL_ENV"] = sys.prefix
     env["PATH"] = os.pathsep.join([here, *rest])
     env["PYTHONNOUSERSITE"] = "1"  # ~/.local's packages are not the cell's
@@ -148,10 +158,34 @@ def _which(name, path):
 
 #: Words the shell runs itself: never looked up on PATH.
 SHELL_WORDS = {
-    "cd", "echo", "exit", "true", "false", "test", "[", "set", "export", "source", ".", "if",
-    "for", "while", "case", "{", "!", "eval", "read", "printf", "kill", "wait", "sleep",
-    "unset", "shift", "trap", "type",
-}  # fmt: skip
+    "cd",
+    "echo",
+    "exit",
+    "true",
+    "false",
+    "test",
+    "[",
+    "set",
+    "export",
+    "source",
+    ".",
+    "if",
+    "for",
+    "while",
+    "case",
+    "{",
+    "!",
+    "eval",
+    "read",
+    "printf",
+    "kill",
+    "wait",
+    "sleep",
+    "unset",
+    "shift",
+    "trap",
+    "type",
+}
 
 
 def _is_builtin(name):

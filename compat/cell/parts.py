@@ -59,8 +59,9 @@ def run_parts(case, check, parts):
             detail = part.function(case) or ""
             records.append(record("pass", detail, traceback=""))
         except Verdict as verdict:
-            records.append(record(verdict.outcome, verdict.detail, verdict.phase,
-                                  traceback=verdict.trace))  # fmt: skip
+            records.append(
+                record(verdict.outcome, verdict.detail, verdict.phase, traceback=verdict.trace)
+            )
     combined = combine(check, records)
     if combined["outcome"] == "pass":
         return combined["detail"]

@@ -24,8 +24,9 @@ if TYPE_CHECKING:  # Python 3.11's; the cell runs on 3.9, where annotations stay
     from typing import Unpack
 
 #: Every outcome a check in a cell may come to (the host's `Outcome` enum, in its order).
-OutcomeName = Literal["pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass",
-                      "flaky", "unsupported"]  # fmt: skip
+OutcomeName = Literal[
+    "pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "flaky", "unsupported"
+]
 #: The outcomes a raw record holds: a worker's verdict, the host's `crash` or `timeout`
 #: for a worker it lost, or `flaky` for runs that disagree. `xfail` and `xpass` are the
 #: host's reading of a fail or a pass against the known failures, never on the wire, and
@@ -33,15 +34,30 @@ OutcomeName = Literal["pass", "fail", "error", "crash", "timeout", "skip", "xfai
 #: user's model, which that release cannot read.
 RecordedOutcome = Literal["pass", "fail", "error", "crash", "timeout", "skip", "flaky"]
 OUTCOMES: Tuple[OutcomeName, ...] = (
-    "pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "flaky", "unsupported",
-)  # fmt: skip
+    "pass",
+    "fail",
+    "error",
+    "crash",
+    "timeout",
+    "skip",
+    "xfail",
+    "xpass",
+    "flaky",
+    "unsupported",
+)
 #: The phase of a skip because the release cannot read the model at all (an IR version
 #: or opset newer than it knows): for a corpus case it does not apply; for a user's
 #: model it is the model's incompatibility with that release (the host's `unsupported`).
 LIMIT = "limit"
 RECORDED: Tuple[RecordedOutcome, ...] = (
-    "pass", "fail", "error", "crash", "timeout", "skip", "flaky",
-)  # fmt: skip
+    "pass",
+    "fail",
+    "error",
+    "crash",
+    "timeout",
+    "skip",
+    "flaky",
+)
 
 #: One dimension of an expected output shape: a size, a symbolic name, or unknown.
 Dim = Union[int, str, None]

@@ -240,8 +240,9 @@ def _writable_directory(flag: str, path: Path | None) -> None:
             "(it is created when missing)"
         )
     if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {path}: {existing} is not writable; give a directory "
-                         "you can write to")  # fmt: skip
+        raise UsageError(
+            f"{flag} {path}: {existing} is not writable; give a directory you can write to"
+        )
 
 
 def check_options(args: argparse.Namespace) -> None:

@@ -117,8 +117,9 @@ def _npz_bytes(case: Case) -> bytes:
             if array.dtype == object:  # ONNX strings: fixed-width unicode needs no pickle
                 array = array.astype(str)
             np.lib.format.write_array(member, array, allow_pickle=False)
-            archive.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0)),
-                             member.getvalue())  # fmt: skip
+            archive.writestr(
+                zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue()
+            )
     return buffer.getvalue()
 
 

@@ -80,9 +80,11 @@ def load_model(path: Path) -> onnx.ModelProto:
         ) from None
     # protobuf parses a file cut at a field boundary: what it lost is what is missing
     if not model.graph.output or not model.opset_import or not model.ir_version:
-        lost = "graph outputs" if not model.graph.output else (
-            "opset_import" if not model.opset_import else "ir_version"
-        )  # fmt: skip
+        lost = (
+            "graph outputs"
+            if not model.graph.output
+            else ("opset_import" if not model.opset_import else "ir_version")
+        )
         raise ConfigError(
             f"{path}: not a complete ONNX model (it has no {lost}: truncated, or not an ONNX "
             "file); export or copy it again"

@@ -47,9 +47,11 @@ def attach(
         matched = [c for c in cases if fnmatch.fnmatchcase(name(c), entry.cases)]
         if not matched and must_match:
             raise ConfigError(f"{entry.where}: cases {entry.cases!r} matches no {must_match}")
-        have = {check for c in matched for check in c.checks} if matched else (
-            set(BUILTIN_CHECKS) | {check for c in cases for check in c.checks}
-        )  # fmt: skip
+        have = (
+            {check for c in matched for check in c.checks}
+            if matched
+            else (set(BUILTIN_CHECKS) | {check for c in cases for check in c.checks})
+        )
         for check in entry.failure.checks:
             if check not in have:
                 whose = f"the cases {entry.cases!r} matches" if matched else "any case"

@@ -43,8 +43,12 @@ def constant_value_attributes(model: onnx.ModelProto) -> Applied | None:
 def constant_value_tensor(model: onnx.ModelProto) -> Applied | None:
     """Constant(value_ints / value_floats / value_int / value_float) -> Constant(value=)."""
     copy, where = copied(model), []
-    kinds = {"value_ints": np.int64, "value_floats": np.float32,
-             "value_int": np.int64, "value_float": np.float32}  # fmt: skip
+    kinds = {
+        "value_ints": np.int64,
+        "value_floats": np.float32,
+        "value_int": np.int64,
+        "value_float": np.float32,
+    }
     for index, node in enumerate(copy.graph.node):
         if node.op_type != "Constant" or len(node.attribute) != 1:
             continue
@@ -180,8 +184,10 @@ def node_outlined(model: onnx.ModelProto) -> Applied | None:
     for index, node in enumerate(copy.graph.node):
         if node.domain not in ("", "ai.onnx") or node.op_type == "Constant":
             continue
-        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-               for a in node.attribute):  # fmt: skip
+        if any(
+            a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+            for a in node.attribute
+        ):
             continue
         if "" in node.input or not node.output:
             continue
@@ -191,11 +197,16 @@ def node_outlined(model: onnx.ModelProto) -> Applied | None:
         body.attribute.extend(node.attribute)
         domain = "compat.outlined"
         function = helper.make_function(
-            domain, f"outlined_{node.op_type}", inputs, outputs, [body],
+            domain,
+            f"outlined_{node.op_type}",
+            inputs,
+            outputs,
+            [body],
             [helper.make_opsetid("", top_opset(model))],
-        )  # fmt: skip
-        call = helper.make_node(function.name, list(node.input), list(node.output),
-                                name=node.name, domain=domain)  # fmt: skip
+        )
+        call = helper.make_node(
+            function.name, list(node.input), list(node.output), name=node.name, domain=domain
+        )
         copy.graph.node.remove(node)
         copy.graph.node.insert(index, call)
         copy.functions.append(function)

@@ -59,42 +59,84 @@ class Rewrite:
 
 
 CATALOGUE: tuple[Rewrite, ...] = (
-    Rewrite("constant_value_attributes", "Constant(value=1-D tensor) -> value_ints / value_floats",
-            constant_value_attributes, ("https://github.com/microsoft/onnxscript/pull/3201",)),
-    Rewrite("constant_value_tensor", "Constant(value_ints / value_floats / value_int / "
-            "value_float) -> Constant(value=tensor)", constant_value_tensor),
-    Rewrite("initializers_as_constants", "initializers -> Constant nodes",
-            initializers_as_constants),
-    Rewrite("constants_as_initializers", "Constant(value=tensor) nodes -> initializers",
-            constants_as_initializers),
-    Rewrite("optional_input_explicit_empty", 'the next omitted optional input written "" '
-            '(Split(x) -> Split(x, ""))', optional_input_explicit_empty,
-            ("https://github.com/onnx/onnx/issues/5222",
-             "https://github.com/microsoft/onnxruntime/issues/22035")),
-    Rewrite("optional_input_omitted", 'trailing "" inputs dropped (Conv(x, W, "") -> '
-            "Conv(x, W))", optional_input_omitted),
-    Rewrite("dim_params_renamed", "every symbolic dimension renamed consistently",
-            dim_params_renamed, annotations=True),
-    Rewrite("value_info_removed", "intermediate value annotations dropped", value_info_removed,
-            annotations=True),
-    Rewrite("value_info_inferred", "intermediate value annotations added by shape inference",
-            value_info_inferred, annotations=True),
-    Rewrite("float16_int32_data", "float16 initializers: raw_data -> int32_data",
-            float16_int32_data, ("https://github.com/onnx/onnx/issues/1539",)),
-    Rewrite("float16_raw_data", "float16 initializers: int32_data -> raw_data",
-            float16_raw_data),
-    Rewrite("ir_version_minimum", "IR version lowered to the least its opsets need",
-            ir_version_minimum),
-    Rewrite("dim_params_anonymous", "symbolic dimensions of outputs and intermediate values "
-            "made anonymous", dim_params_anonymous, annotations=True),
-    Rewrite("opset_up", "the default-domain opset raised by one (onnx's version converter)",
-            opset_up),
-    Rewrite("opset_down", "the default-domain opset lowered by one (onnx's version converter)",
-            opset_down),
-    Rewrite("functions_inlined", "model-local functions inlined (onnx.inliner)",
-            functions_inlined),
+    Rewrite(
+        "constant_value_attributes",
+        "Constant(value=1-D tensor) -> value_ints / value_floats",
+        constant_value_attributes,
+        ("https://github.com/microsoft/onnxscript/pull/3201",),
+    ),
+    Rewrite(
+        "constant_value_tensor",
+        "Constant(value_ints / value_floats / value_int / value_float) -> Constant(value=tensor)",
+        constant_value_tensor,
+    ),
+    Rewrite(
+        "initializers_as_constants", "initializers -> Constant nodes", initializers_as_constants
+    ),
+    Rewrite(
+        "constants_as_initializers",
+        "Constant(value=tensor) nodes -> initializers",
+        constants_as_initializers,
+    ),
+    Rewrite(
+        "optional_input_explicit_empty",
+        'the next omitted optional input written "" (Split(x) -> Split(x, ""))',
+        optional_input_explicit_empty,
+        (
+            "https://github.com/onnx/onnx/issues/5222",
+            "https://github.com/microsoft/onnxruntime/issues/22035",
+        ),
+    ),
+    Rewrite(
+        "optional_input_omitted",
+        'trailing "" inputs dropped (Conv(x, W, "") -> Conv(x, W))',
+        optional_input_omitted,
+    ),
+    Rewrite(
+        "dim_params_renamed",
+        "every symbolic dimension renamed consistently",
+        dim_params_renamed,
+        annotations=True,
+    ),
+    Rewrite(
+        "value_info_removed",
+        "intermediate value annotations dropped",
+        value_info_removed,
+        annotations=True,
+    ),
+    Rewrite(
+        "value_info_inferred",
+        "intermediate value annotations added by shape inference",
+        value_info_inferred,
+        annotations=True,
+    ),
+    Rewrite(
+        "float16_int32_data",
+        "float16 initializers: raw_data -> int32_data",
+        float16_int32_data,
+        ("https://github.com/onnx/onnx/issues/1539",),
+    ),
+    Rewrite("float16_raw_data", "float16 initializers: int32_data -> raw_data", float16_raw_data),
+    Rewrite(
+        "ir_version_minimum", "IR version lowered to the least its opsets need", ir_version_minimum
+    ),
+    Rewrite(
+        "dim_params_anonymous",
+        "symbolic dimensions of outputs and intermediate values made anonymous",
+        dim_params_anonymous,
+        annotations=True,
+    ),
+    Rewrite(
+        "opset_up", "the default-domain opset raised by one (onnx's version converter)", opset_up
+    ),
+    Rewrite(
+        "opset_down",
+        "the default-domain opset lowered by one (onnx's version converter)",
+        opset_down,
+    ),
+    Rewrite("functions_inlined", "model-local functions inlined (onnx.inliner)", functions_inlined),
     Rewrite("node_outlined", "a node outlined into a model-local function", node_outlined),
-)  # fmt: skip
+)
 
 
 BY_NAME = {r.name: r for r in CATALOGUE}

@@ -158,10 +158,13 @@ def _array(tensor: TensorProto) -> np.ndarray | None:
 
 #: the element type of each typed Constant attribute
 _CONSTANT_TYPES = {
-    "value_string": TensorProto.STRING, "value_strings": TensorProto.STRING,
-    "value_float": TensorProto.FLOAT, "value_floats": TensorProto.FLOAT,
-    "value_int": TensorProto.INT64, "value_ints": TensorProto.INT64,
-}  # fmt: skip
+    "value_string": TensorProto.STRING,
+    "value_strings": TensorProto.STRING,
+    "value_float": TensorProto.FLOAT,
+    "value_floats": TensorProto.FLOAT,
+    "value_int": TensorProto.INT64,
+    "value_ints": TensorProto.INT64,
+}
 
 
 def elem_type(scope: Scope, name: str) -> int | None:

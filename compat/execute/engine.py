@@ -125,9 +125,19 @@ class _Work:
             env = self.envs[cell.id]
             mine = []
             if env.record.state is CellState.READY:
-                mine = [slot(cell, env, f, self.codes[f.directory], check, self.settings.share,
-                             self.contexts.get(f.directory, ""))
-                        for f in self.files for check in f.case.checks]  # fmt: skip
+                mine = [
+                    slot(
+                        cell,
+                        env,
+                        f,
+                        self.codes[f.directory],
+                        check,
+                        self.settings.share,
+                        self.contexts.get(f.directory, ""),
+                    )
+                    for f in self.files
+                    for check in f.case.checks
+                ]
             self.ledger.slots[cell.id] = mine
             new += [j for s in mine for j in s.jobs]
         for job in new:
@@ -163,8 +173,14 @@ class _Work:
             return True  # a command's failure, once its rerun agreed: its verdict
         case = self.ledger.cases[job.files.case.id]
         check = job.check.split(SEPARATOR, 1)[0]
-        result = CheckResult(job.cell, case.id, check, Outcome(record["outcome"]),
-                             record.get("detail", ""), record.get("phase", ""))  # fmt: skip
+        result = CheckResult(
+            job.cell,
+            case.id,
+            check,
+            Outcome(record["outcome"]),
+            record.get("detail", ""),
+            record.get("phase", ""),
+        )
         return not classify(result, case, self.ledger.cells[job.cell]).outcome.unexpected
 
     def _run(self, index: int, unit: Unit) -> None:

@@ -238,8 +238,18 @@ def _damaged(cell: Cell, marker: Path, why: str) -> None:
 
 def _install_project(cell: Cell, python: Path, record: CellRecord, project: Built) -> CellRecord:
     """Installs (again) the project's wheel alone: its dependencies are in already."""
-    command = [find_uv(), "pip", "install", "--quiet", "--no-deps", "--reinstall-package",
-               project.name, "--python", str(python), str(project.wheel)]  # fmt: skip
+    command = [
+        find_uv(),
+        "pip",
+        "install",
+        "--quiet",
+        "--no-deps",
+        "--reinstall-package",
+        project.name,
+        "--python",
+        str(python),
+        str(project.wheel),
+    ]
     done = run_command(command, timeout=INSTALL_TIMEOUT)
     if done.returncode != 0:
         message = f"installing {project.wheel.name}: {done.stderr or done.stdout}"

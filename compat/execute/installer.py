@@ -74,8 +74,9 @@ def install_commands(
         ],
     ]
     if wheel is not None:  # the project's own wheel, after what it depends on
-        steps.append([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(python),
-                      str(wheel)])  # fmt: skip
+        steps.append(
+            [uv, "pip", "install", "--quiet", "--no-deps", "--python", str(python), str(wheel)]
+        )
     return steps
 
 
@@ -97,9 +98,10 @@ def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
         if clash and re.split(r"[<>=!~]", clash.group(1))[0].lower() == name.lower():
             return f"{who} requires {name}{spec}, but the cell requires {clash.group(1)}"
         pinned = [
-            r for r in requirements
+            r
+            for r in requirements
             if re.split(r"[<>=!~ ;]", r)[0].lower() == name.lower() and r.lower() != name.lower()
-        ]  # fmt: skip
+        ]
         return f"{who} requires {name}{spec}" + (f", not {pinned[0]}" if pinned else "")
     start = text.find("Because ")
     if start < 0:

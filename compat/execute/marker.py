@@ -146,8 +146,11 @@ def changes(directory: Path, recorded: object) -> str:
     found += [f"{n} {before[n]} is now {after[n]}" for n in sorted(before.keys() & after.keys())]
     found += [f"{n} {before[n]} was removed" for n in sorted(before.keys() - after.keys())]
     found += [f"{n} {after[n]} was added" for n in sorted(after.keys() - before.keys())]
-    found += [f"{_dist_name(k)}'s files changed" for k, size in now.items()
-              if k in dists and dists[k] != size]  # fmt: skip
+    found += [
+        f"{_dist_name(k)}'s files changed"
+        for k, size in now.items()
+        if k in dists and dists[k] != size
+    ]
     for name, size in files.items():
         try:
             actual = (directory / name).stat().st_size

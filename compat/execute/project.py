@@ -33,9 +33,23 @@ from compat.core.markers import for_extra
 FLAG = "--project "
 BUILD_TIMEOUT = 900
 #: Folders that are never part of what a build reads (outputs, environments, caches).
-SKIPPED = {".git", ".hg", ".nox", ".tox", ".venv", "venv", ".compat", "reports", "build",
-           "dist", "__pycache__", "node_modules", ".mypy_cache", ".ruff_cache",
-           ".pytest_cache"}  # fmt: skip
+SKIPPED = {
+    ".git",
+    ".hg",
+    ".nox",
+    ".tox",
+    ".venv",
+    "venv",
+    ".compat",
+    "reports",
+    "build",
+    "dist",
+    "__pycache__",
+    "node_modules",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+}
 
 
 class BuildError(UsageError):
@@ -113,8 +127,9 @@ def source_digest(root: Path) -> str:
     made from."""
     digest = hashlib.sha256()
     if (root / ".git").exists() and shutil.which("git") is not None:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                              text=True, check=False)  # fmt: skip
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False
+        )
         digest.update(head.stdout.encode())
     digest.update(files_digest(root, tree_files(root)).encode())
     return digest.hexdigest()
@@ -149,8 +164,10 @@ def _git_files(root: Path) -> list[str] | None:
         return None
     done = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root, capture_output=True, check=False,
-    )  # fmt: skip
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0:
         return None
     return [n for n in done.stdout.decode(errors="replace").split("\0") if n]
@@ -161,8 +178,17 @@ def _uses_vcs_version(root: Path) -> bool:
         text = (root / "pyproject.toml").read_text()
     except OSError:
         return False
-    return any(name in text for name in ("setuptools_scm", "setuptools-scm", "hatch-vcs",
-                                          "hatch_vcs", "versioningit", "dunamai"))  # fmt: skip
+    return any(
+        name in text
+        for name in (
+            "setuptools_scm",
+            "setuptools-scm",
+            "hatch-vcs",
+            "hatch_vcs",
+            "versioningit",
+            "dunamai",
+        )
+    )
 
 
 def _read_wheel(root: Path, wheel: Path) -> Built:
@@ -231,7 +257,7 @@ def _build_wheel(root: Path, out: Path, python: str) -> Path:
         "--out-dir",
         str(scratch),
         str(root),
-    ]  # fmt: skip  (not --quiet: it hides
+    ]  # (not --quiet: it hides
     # the backend's own words, the one thing a failed build has to say)
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
@@ -263,8 +289,9 @@ def backend_words(output: str) -> str:
     """What a failed build says, in one line: the backend's own exception and the lines
     after it (setuptools' "configuration error: ... must be pep508"), else uv's causes."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    uv_starts = next((i for i, line in enumerate(lines) if line.startswith("error: Failed to")),
-                     len(lines))  # fmt: skip
+    uv_starts = next(
+        (i for i, line in enumerate(lines) if line.startswith("error: Failed to")), len(lines)
+    )
     raised = [i for i, line in enumerate(lines[:uv_starts]) if _EXCEPTION.match(line)]
     hints = [line for line in lines[uv_starts:] if not line.startswith("hint:")]
     said = lines[raised[-1] : uv_starts][:4] if raised else hints[:6] or lines[-3:]
@@ -273,8 +300,15 @@ def backend_words(output: str) -> str:
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd,
-                              timeout=BUILD_TIMEOUT, check=False)  # fmt: skip
+        return subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=cwd,
+            timeout=BUILD_TIMEOUT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise BuildError(f"{cwd}: building the project ran past {BUILD_TIMEOUT} s") from None
 

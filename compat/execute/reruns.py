@@ -77,8 +77,9 @@ def rerun(
         attempts = [
             next_attempt(task, runs[0], k + 1) for task, runs in zip(tasks, history, strict=True)
         ]
-        again = run_worker(python, attempts, workdir / f"rerun{k}", timeout, code, limits,
-                           memory=memory)  # fmt: skip
+        again = run_worker(
+            python, attempts, workdir / f"rerun{k}", timeout, code, limits, memory=memory
+        )
         for runs, record in zip(history, again, strict=True):
             runs.append(record)
     return [judge_attempts(runs) if is_command(runs[0]) else judge_runs(runs) for runs in history]

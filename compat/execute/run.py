@@ -105,8 +105,17 @@ def run_matrix(
     settings.work_dir.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=settings.work_dir))
     try:
-        return _run_matrix(plan, corpus, replace(settings, work_dir=run_dir), progress, on_cell,
-                           started, clock, extra_meta, backends)  # fmt: skip
+        return _run_matrix(
+            plan,
+            corpus,
+            replace(settings, work_dir=run_dir),
+            progress,
+            on_cell,
+            started,
+            clock,
+            extra_meta,
+            backends,
+        )
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -149,8 +158,9 @@ def _run_matrix(
     mark = time.monotonic()
     # a few at a time: a new build of the project is reinstalled into each existing one
     with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
-        found = pool.map(lambda c: backends.existing(c, settings.envs_dir, settings.interpreter(c)),
-                         plan.cells)  # fmt: skip
+        found = pool.map(
+            lambda c: backends.existing(c, settings.envs_dir, settings.interpreter(c)), plan.cells
+        )
         envs = {c.id: env for c, env in zip(plan.cells, found, strict=True)}
     phases["environments"] = round(time.monotonic() - mark, 2)
     ready = {k: v for k, v in envs.items() if v is not None}

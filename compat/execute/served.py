@@ -54,8 +54,9 @@ class ServedWorker:
         self.started += 1
         self.process = process
         if self._answer(process, 120.0) is None:  # imports done: the first line says ready
-            raise CompatError(f"the worker in {self.env.record.id} did not start: "
-                               f"{log_tail(self.log, 0)}")  # fmt: skip
+            raise CompatError(
+                f"the worker in {self.env.record.id} did not start: {log_tail(self.log, 0)}"
+            )
         return process
 
     def _answer(self, process: subprocess.Popen[bytes], timeout: float) -> RawRecord | None:
@@ -100,8 +101,9 @@ class ServedWorker:
             detail += f": {tail}" if tail else ""
         else:
             outcome, detail = "timeout", f"ran past the {self.timeout:g} s timeout; worker killed"
-        said = protocol.record(outcome, detail, case=case, check=check, seconds=seconds,
-                               traceback="")  # fmt: skip
+        said = protocol.record(
+            outcome, detail, case=case, check=check, seconds=seconds, traceback=""
+        )
         return said
 
     def close(self) -> None:

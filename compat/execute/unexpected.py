@@ -50,18 +50,21 @@ def rerun_unexpected(
         f"running {len(suspects)} unexpected results again in fresh workers "
         f"(each {reruns} more time{'s' * (reruns != 1)}, a project's "
         f"command {COMMAND_RERUNS}), to tell nondeterminism from failure"
-        if len(suspects) > failing else
-        f"running {failing} failing command{'s' * (failing != 1)} once more (pytest: "
+        if len(suspects) > failing
+        else f"running {failing} failing command{'s' * (failing != 1)} once more (pytest: "
         "only the failing tests), to tell flaky tests from failing ones"
-    )  # fmt: skip
+    )
     rounds_of: dict[str, int] = {}
     for cell, jobs in by_cell.items():
         rounds_of.update(_rerun_cell(ledger, envs[cell], cell, jobs, cache, progress, rerun))
     for cell_id, run in list(ledger.runs.items()):
         jobs = [j for slot in ledger.slots[cell_id] for j in slot.jobs]
         if any(j.key in suspects for j in jobs):
-            reran = sum(rounds_of[j.key] for j in jobs
-                        if j.key in suspects and j.cell == ledger.origin[j.key])  # fmt: skip
+            reran = sum(
+                rounds_of[j.key]
+                for j in jobs
+                if j.key in suspects and j.cell == ledger.origin[j.key]
+            )
             ledger.runs[cell_id] = replace(run, results=ledger.results(cell_id), reran=reran)
 
 
@@ -100,9 +103,10 @@ def _rerun_cell(
         if not mine:
             continue
         label = f"rerunning {cell}: " + (
-            ", ".join(sorted({j.files.case.id for j in mine}))[:60] if mine is commands else
-            f"{len(mine)} unexpected"
-        )  # fmt: skip
+            ", ".join(sorted({j.files.case.id for j in mine}))[:60]
+            if mine is commands
+            else f"{len(mine)} unexpected"
+        )
         progress.start(label)
         with checked_out(settings.copies(mine), settings.outputs):  # commands' folders
             judged = rerun(

@@ -41,9 +41,14 @@ class Task:
     def line(self) -> protocol.Task:
         """The task as the worker reads it, every field given (None and "" included);
         a command's folder, attempt and tests only when it has them."""
-        line = protocol.task(self.case, self.check, self.case_dir,
-                             command_timeout=self.command_timeout, log=self.log,
-                             timeout=self.timeout)  # fmt: skip
+        line = protocol.task(
+            self.case,
+            self.check,
+            self.case_dir,
+            command_timeout=self.command_timeout,
+            log=self.log,
+            timeout=self.timeout,
+        )
         if self.cwd:
             line["cwd"] = self.cwd
         if self.attempt > 1:

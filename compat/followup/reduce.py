@@ -63,8 +63,11 @@ def reduce(
         model, feeds, tried = _ddmin(
             len(top.graph.node),
             lambda keep: candidate(top, keep, known),  # noqa: B023  (called before top changes)
-            (model, feeds), fails, progress, tried,
-        )  # fmt: skip
+            (model, feeds),
+            fails,
+            progress,
+            tried,
+        )
         flat = None
         for index in range(len(model.graph.node)):
             inlined = inline_if(model, index, values)
@@ -160,8 +163,12 @@ def _cut_branch(
         model, feeds, tried = _ddmin(
             size,
             lambda keep: branch_candidate(current, index, keep, inner, current_feeds, which),  # noqa: B023
-            (model, feeds), fails, progress, tried, least=0,  # a branch may just pass values on
-        )  # fmt: skip
+            (model, feeds),
+            fails,
+            progress,
+            tried,
+            least=0,  # a branch may just pass values on
+        )
         flat = None  # an If inside the branch replaced by the branch it takes
         cut_branch = taken_branch(model.graph.node[index], inner, which)
         for nested in range(len(cut_branch.node) if cut_branch is not None else 0):

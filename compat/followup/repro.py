@@ -31,15 +31,19 @@ TEMPLATE = resources.REPRO_SCRIPT
 CUSTOM = "a check the case defines itself"
 #: How a repro folder's environment is made and run: wheels only, anywhere; or, for a
 #: project's command, in the project's folder, which pip builds (`.`) and the command uses.
-HOWTO_WHEELS = "\n".join([
-    "    python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt",
-    "    venv/bin/python repro.py    # exit 0: passes now; 1: fails as recorded; a crash crashes",
-])  # fmt: skip
-HOWTO_PROJECT = "\n".join([
-    "    # in the project's folder (the command runs there; pip builds the project from `.`):",
-    "    python -m venv /tmp/venv && /tmp/venv/bin/pip install -r THIS_FOLDER/requirements.txt",
-    "    /tmp/venv/bin/python THIS_FOLDER/repro.py   # exit 0: passes now; 1: fails as recorded",
-])  # fmt: skip
+HOWTO_WHEELS = "\n".join(
+    [
+        "    python -m venv venv && venv/bin/pip install --only-binary :all: -r requirements.txt",
+        "    venv/bin/python repro.py  # exit 0: passes now; 1: fails as recorded; a crash crashes",
+    ]
+)
+HOWTO_PROJECT = "\n".join(
+    [
+        "    # in the project's folder (the command runs there; pip builds the project from `.`):",
+        "    python -m venv /tmp/venv && /tmp/venv/bin/pip install -r THIS_FOLDER/requirements.txt",
+        "    /tmp/venv/bin/python THIS_FOLDER/repro.py  # exit 0: passes now; 1: fails as recorded",
+    ]
+)
 _PIN = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*==\s*([A-Za-z0-9_.+!-]+)\s*(?:;.*)?$")
 
 
@@ -118,11 +122,24 @@ def repro_cell(pins: Pins, config: Config, python: str = "", shown: bool = False
     `shown`: its id names it (`py3.12-onnx…`, as a plan of several Pythons names it)."""
     onnx = pins.onnx or config.onnxruntime.pair
     ort = pins.onnxruntime or config.onnx.pair
-    reqs = requirements(onnx, ort, config.constraints, fixed=pins.extra + config.requires,
-                        onnx_dist=pins.onnx_dist, python=python)  # fmt: skip
+    reqs = requirements(
+        onnx,
+        ort,
+        config.constraints,
+        fixed=pins.extra + config.requires,
+        onnx_dist=pins.onnx_dist,
+        python=python,
+    )
     tag = hashlib.sha256(" ".join(pins.extra).encode()).hexdigest()[:8] if pins.extra else ""
-    return Cell(onnx, ort, reqs, tag, onnx_dist=pins.onnx_dist, python=python,
-                show_python=shown and bool(python))  # fmt: skip
+    return Cell(
+        onnx,
+        ort,
+        reqs,
+        tag,
+        onnx_dist=pins.onnx_dist,
+        python=python,
+        show_python=shown and bool(python),
+    )
 
 
 def project_name(cell: CellRecord) -> str:
@@ -144,8 +161,9 @@ def python_note(cell: CellRecord) -> list[str]:
     python = axis_python(cell)
     if not python:
         return []
-    return [f"# CPython {python} (the cell ran on {cell.python}): make the venv with "
-            f"python{python}"]  # fmt: skip
+    return [
+        f"# CPython {python} (the cell ran on {cell.python}): make the venv with python{python}"
+    ]
 
 
 def with_python(howto: str, python: str) -> str:

@@ -32,9 +32,15 @@ def write_variants(model_path: Path, out: Path | None, rewrites: str | None) -> 
         onnx.save(applied.model, str(out / f"{name}.onnx"))
         for npz in inputs:  # the same inputs, named for the variant (MODEL.npz, MODEL.1.npz)
             shutil.copy(npz, out / npz.name.replace(model_path.stem, name, 1))
-        listed.append({"rewrite": rewrite.name, "description": rewrite.description,
-                       "file": f"{name}.onnx", "where": list(applied.where),
-                       "reports": list(rewrite.reports)})  # fmt: skip
+        listed.append(
+            {
+                "rewrite": rewrite.name,
+                "description": rewrite.description,
+                "file": f"{name}.onnx",
+                "where": list(applied.where),
+                "reports": list(rewrite.reports),
+            }
+        )
         print(f"{name}.onnx: {rewrite.description} ({', '.join(applied.where)})")
     (out / "variants.json").write_text(json.dumps(listed, indent=1) + "\n")
     print(f"{len(listed)} variants of {model_path} in {out}/ (variants.json lists them)")

@@ -198,18 +198,25 @@ def verify(
     )
     settings = settings_of(request, loaded_config)
     cells = ", ".join(c.id for c in plan.cells)
-    print(f"verify: {model.name} on {len(plan.cells)} cells ({cells}), checks "
-          f"{', '.join(case.checks)}", file=sys.stderr)  # fmt: skip
-    report = run_matrix(plan, Corpus([case], {FAMILY: "scan --verify"}), settings,
-                        Progress(len(plan.cells)))  # fmt: skip
+    print(
+        f"verify: {model.name} on {len(plan.cells)} cells ({cells}), checks "
+        f"{', '.join(case.checks)}",
+        file=sys.stderr,
+    )
+    report = run_matrix(
+        plan, Corpus([case], {FAMILY: "scan --verify"}), settings, Progress(len(plan.cells))
+    )
     for cell in report.broken_cells:
         print(
             f"  {cell.id}: {cell.state.value}, not observed: {cell.detail[:150]}", file=sys.stderr
         )
     unchecked = sorted({c for f in scan.findings for c in f.checks} - set(case.checks))
     if unchecked:
-        print(f"  a drop-in model is not checked by {', '.join(unchecked)}: predictions there "
-              "stay unconfirmed", file=sys.stderr)  # fmt: skip
+        print(
+            f"  a drop-in model is not checked by {', '.join(unchecked)}: predictions there "
+            "stay unconfirmed",
+            file=sys.stderr,
+        )
     looks = {d.id: d.known for d in detectors(corpus)}  # the scan's own detectors
     installed = {c.id: c.installed for c in report.cells}
     return judge(plan, scan, report.results, looks, installed)

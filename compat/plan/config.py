@@ -60,10 +60,12 @@ class Axis:
         """uv's arguments for this axis's index, as cell requirements carry them."""
         return tuple(
             f"{flag} {url}"
-            for flag, url in (("--index-url", self.index_url),
-                              ("--extra-index-url", self.extra_index_url))
+            for flag, url in (
+                ("--index-url", self.index_url),
+                ("--extra-index-url", self.extra_index_url),
+            )
             if url
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,12 @@ class Docs:
     def stored(self) -> list[Path]:
         """The stored results the docs render from, each checked to exist: a missing one
         is one line naming the configuration file, the key and the value."""
-        named = {"results": self.results, "scoreboard": self.scoreboard,
-                 "writer-reader": self.writer_reader, "pythons": self.pythons}  # fmt: skip
+        named = {
+            "results": self.results,
+            "scoreboard": self.scoreboard,
+            "writer-reader": self.writer_reader,
+            "pythons": self.pythons,
+        }
         for key, file in named.items():
             if file is not None and not file.is_file():
                 where = f"{self.source}: " if self.source else ""
@@ -138,18 +144,41 @@ class Config:
 
 
 _TOP_KEYS = {
-    "timeout", "onnx", "onnxruntime", "constraints", "cases-dirs", "docs", "known", "axes", "run",
-    "requires", "groups", "extras", "corpus", "command-timeout", "python", "no-cache", "reruns",
-    "rtol", "atol",
-}  # fmt: skip
+    "timeout",
+    "onnx",
+    "onnxruntime",
+    "constraints",
+    "cases-dirs",
+    "docs",
+    "known",
+    "axes",
+    "run",
+    "requires",
+    "groups",
+    "extras",
+    "corpus",
+    "command-timeout",
+    "python",
+    "no-cache",
+    "reruns",
+    "rtol",
+    "atol",
+}
 
 
 #: `corpus = ...`: which built-in cases run beside the project's models and commands
 CORPUS_CHOICES = ("all", "seed", "none")
 
 
-_DOCS_KEYS = {"results", "collapse", "ascii", "scoreboard", "writer-reader", "pythons",
-              "load-limits"}  # fmt: skip
+_DOCS_KEYS = {
+    "results",
+    "collapse",
+    "ascii",
+    "scoreboard",
+    "writer-reader",
+    "pythons",
+    "load-limits",
+}
 
 
 _AXIS_KEYS = {"versions", "pair", "index-url", "extra-index-url"}
@@ -168,26 +197,35 @@ def _axis(value: Any, package: str, path: Path) -> Axis:
     urls = {key: table.get(key, "") for key in ("index-url", "extra-index-url")}
     for key, url in urls.items():
         if not isinstance(url, str) or (url and "://" not in url):
-            raise ConfigError(f"{path}: [{where}] {key} = {shown(url)}: {key} must be a URL, "
-                              "like 'https://…/simple'")  # fmt: skip
+            raise ConfigError(
+                f"{path}: [{where}] {key} = {shown(url)}: {key} must be a URL, "
+                "like 'https://…/simple'"
+            )
     indexes = {"index_url": urls["index-url"], "extra_index_url": urls["extra-index-url"]}
     if isinstance(versions, str) and versions.strip():  # a range that follows the index
         parse_range(versions, f"{path} [{where}] versions", ConfigError)
         return Axis(package, (), pair, versions.strip(), **indexes)
     if not isinstance(versions, list) or not versions:
         raise wrong_type(
-            path, where, "versions", versions,
-            'a non-empty list of releases, or a range like ">=1.15" that follows the '
-            "package index",
-        )  # fmt: skip
+            path,
+            where,
+            "versions",
+            versions,
+            'a non-empty list of releases, or a range like ">=1.15" that follows the package index',
+        )
     return Axis(package, as_releases(versions, where, path), pair, **indexes)
 
 
 def _constraints(value: Any, axes: tuple[str, ...], path: Path) -> tuple[Constraint, ...]:
     """`[[tool.compat.constraints]]`: an array of tables, each on a package with an axis."""
     if not isinstance(value, list):
-        raise wrong_type(path, "tool.compat", "constraints", value,
-                         "an array of tables: write [[tool.compat.constraints]]")  # fmt: skip
+        raise wrong_type(
+            path,
+            "tool.compat",
+            "constraints",
+            value,
+            "an array of tables: write [[tool.compat.constraints]]",
+        )
     return tuple(_constraint(table, i, axes, path) for i, table in enumerate(value))
 
 
@@ -202,8 +240,9 @@ def _constraint(value: Any, index: int, axes: tuple[str, ...], path: Path) -> Co
     reject_unknown(table, _CONSTRAINT_KEYS, where, path)
     package = require(table, "package", where, path)
     if not isinstance(package, str) or not package:
-        raise wrong_type(path, where, "package", package,
-                         "a string: the package must name an axis, like 'onnx'")  # fmt: skip
+        raise wrong_type(
+            path, where, "package", package, "a string: the package must name an axis, like 'onnx'"
+        )
     if package not in axes:
         raise ConfigError(
             f"{path}: [{where}] package = {package!r}: no axis has this package, so the "
@@ -213,8 +252,9 @@ def _constraint(value: Any, index: int, axes: tuple[str, ...], path: Path) -> Co
     if not isinstance(versions, str):
         raise wrong_type(path, where, "versions", versions, "a range as a string, like '<1.18.1'")
     parse_range(versions, f"{path} [{where}] versions", ConfigError)
-    requires = as_strings(require(table, "requires", where, path), "requires", where, path,
-                          "numpy<2")  # fmt: skip
+    requires = as_strings(
+        require(table, "requires", where, path), "requires", where, path, "numpy<2"
+    )
     reason = table.get("reason", "")
     if not isinstance(reason, str):
         raise wrong_type(path, where, "reason", reason, "a string saying why")
@@ -262,8 +302,11 @@ def _docs(value: Any, path: Path) -> Docs:
     table = as_table(value, where, path, 'results = "docs/matrix.json.gz"')
     reject_unknown(table, _DOCS_KEYS, where, path)
     results = as_text(table, "results", where, path, "docs/matrix.json.gz")
-    files = {key: as_text(table, key, where, path, f"docs/{key}.json.gz")
-             for key in ("scoreboard", "writer-reader", "pythons") if key in table}  # fmt: skip
+    files = {
+        key: as_text(table, key, where, path, f"docs/{key}.json.gz")
+        for key in ("scoreboard", "writer-reader", "pythons")
+        if key in table
+    }
     flags = {key: table.get(key, False) for key in ("collapse", "ascii")}
     for key, flag in flags.items():
         if not isinstance(flag, bool):
@@ -333,8 +376,13 @@ def load_config(path: Path) -> Config:
 def _extra_axes(table: Any, path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`[tool.compat.axes.protobuf] versions = ["5.29.5", "6.33.0"]`, one table per package."""
     if not isinstance(table, dict):
-        raise wrong_type(path, "tool.compat", "axes", table,
-                         "one table per package, like [tool.compat.axes.protobuf]")  # fmt: skip
+        raise wrong_type(
+            path,
+            "tool.compat",
+            "axes",
+            table,
+            "one table per package, like [tool.compat.axes.protobuf]",
+        )
     axes = []
     for name, axis in table.items():
         where = f"tool.compat.axes.{name}"

@@ -48,8 +48,10 @@ def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) 
         except CompatError as exc:
             if key not in recorded:
                 raise UsageError(f"{exc}; no earlier resolution of {key} to fall back on") from None
-            print(f"onnx-compat: {exc}; using the resolution of {key} recorded "
-                  f"{recorded[key].get('at', '?')}")  # fmt: skip
+            print(
+                f"onnx-compat: {exc}; using the resolution of {key} recorded "
+                f"{recorded[key].get('at', '?')}"
+            )
         else:
             versions = newest_per_minor(found)
             if not versions:
@@ -70,13 +72,18 @@ def follow(config: Config, state: Path, offline: bool = False) -> tuple[Config, 
         recorded: dict[str, dict[str, object]] = (
             json.loads(path.read_text()) if path.exists() else {}
         )
-        onnx, ort = (_resolve(a, recorded, offline) if a.follows and not a.versions else a
-                     for a in (onnx, ort))  # fmt: skip
+        onnx, ort = (
+            _resolve(a, recorded, offline) if a.follows and not a.versions else a
+            for a in (onnx, ort)
+        )
         if not offline:
             state.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(recorded, indent=1, sort_keys=True))
-    said: dict[str, object] = {a.package: {"range": a.follows, "versions": list(a.versions)}
-                               for a in (onnx, ort) if a.follows}  # fmt: skip
+    said: dict[str, object] = {
+        a.package: {"range": a.follows, "versions": list(a.versions)}
+        for a in (onnx, ort)
+        if a.follows
+    }
     return replace(config, onnx=onnx, onnxruntime=ort), said
 
 

@@ -132,10 +132,12 @@ def python_tags(python: str) -> frozenset[Tag]:
     version = tuple(int(part) for part in python.split("."))
     platforms = list(platform_tags())
     interpreter = f"cp{version[0]}{version[1]}"
-    return frozenset([
-        *cpython_tags(version, platforms=platforms),
-        *compatible_tags(version, interpreter=interpreter, platforms=platforms),
-    ])  # fmt: skip
+    return frozenset(
+        [
+            *cpython_tags(version, platforms=platforms),
+            *compatible_tags(version, interpreter=interpreter, platforms=platforms),
+        ]
+    )
 
 
 def has_wheel(package: str, version: str, python: str, index_url: str = "") -> bool | None:

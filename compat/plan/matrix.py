@@ -75,8 +75,12 @@ class Plan:
         """What a report records of the plan's Pythons: each one's pairs."""
         if not self.pairs:
             return {}
-        return {"pythons": {python: {"onnx": onnx, "onnxruntime": ort}
-                            for python, (onnx, ort) in self.pairs.items()}}  # fmt: skip
+        return {
+            "pythons": {
+                python: {"onnx": onnx, "onnxruntime": ort}
+                for python, (onnx, ort) in self.pairs.items()
+            }
+        }
 
 
 def requirements(
@@ -189,8 +193,9 @@ def make_cell(
     the run's interpreter, which a cell without a `python` runs on (for constraints)."""
     indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
     everywhere = fixed + config.requires + indexes  # the project's setup: not in the id
-    reqs = requirements(onnx, ort, config.constraints, pins, everywhere, onnx_dist,
-                        python or interpreter)  # fmt: skip
+    reqs = requirements(
+        onnx, ort, config.constraints, pins, everywhere, onnx_dist, python or interpreter
+    )
     return Cell(onnx, ort, reqs, tag_of(fixed), pins, onnx_dist, python, show_python)
 
 

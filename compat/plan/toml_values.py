@@ -77,9 +77,12 @@ def as_releases(versions: Any, where: str, path: Path) -> tuple[str, ...]:
         or not all(isinstance(v, str) and v.strip() for v in versions)
     ):
         raise wrong_type(
-            path, where, "versions", versions,
+            path,
+            where,
+            "versions",
+            versions,
             'a non-empty list of releases as strings, like versions = ["1.18.0", "1.21.0"]',
-        )  # fmt: skip
+        )
     for v in versions:
         parse_version(v, f"{path} [{where}] versions", ConfigError)
     return tuple(versions)

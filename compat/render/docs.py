@@ -58,8 +58,11 @@ def _runs(summary: Summary, family: str, axis: str, marks: dict[str, str]) -> st
 
 def _glance(summary: Summary, marks: dict[str, str], python: str = "") -> str:
     """The family × axis table of runs; with `python`, that Python's axes only."""
-    axes = [a for a in dict.fromkeys(c.axis for c in summary.columns)
-            if not python or a.endswith(f"@{python}")]  # fmt: skip
+    axes = [
+        a
+        for a in dict.fromkeys(c.axis for c in summary.columns)
+        if not python or a.endswith(f"@{python}")
+    ]
     headers = ["family"]
     for axis in axes:
         labels = _axis_labels(summary, axis)
@@ -119,15 +122,21 @@ def _since(report: Report, summary: Summary) -> str:
         page = md_path(page_path(since.family))
         anchor = anchors.get((since.check, since.axis), md_anchor(since.check))
         labels = list(since.releases)
-        bugs = ", ".join(bug_link(urls[label]) if label in urls else escape(label)
-                         for label in since.links)  # fmt: skip
-        rows.append([
-            f"[{md_text(since.family)}]({page}) · [{md_text(since.check)}]({page}#{anchor})",
-            md_text(axis_row(since.axis).name
-                    + (f" on Python {spans(where, every)}" if where else "")),
-            md_text(_works_since(since, labels)),
-            md_text(spans(since.broken, labels)), bugs or "—",
-        ])  # fmt: skip
+        bugs = ", ".join(
+            bug_link(urls[label]) if label in urls else escape(label) for label in since.links
+        )
+        rows.append(
+            [
+                f"[{md_text(since.family)}]({page}) · [{md_text(since.check)}]({page}#{anchor})",
+                md_text(
+                    axis_row(since.axis).name
+                    + (f" on Python {spans(where, every)}" if where else "")
+                ),
+                md_text(_works_since(since, labels)),
+                md_text(spans(since.broken, labels)),
+                bugs or "—",
+            ]
+        )
     return pipe_table(rows, ["family · check", "package", "works", "broken on", "upstream"])
 
 
@@ -141,10 +150,13 @@ def _state_legend(ascii_marks: bool, no_wheel: bool) -> str:
     """The squares' states; where some cell has no wheel for its Python, n/a says so."""
     mark = state_marks(ascii_marks)
     rows = [
-        [shown(mark[s], ascii_marks), s,
-         NOT_RUN_OR_NO_WHEEL if no_wheel and s == NOT_RUN else row.meaning]
+        [
+            shown(mark[s], ascii_marks),
+            s,
+            NOT_RUN_OR_NO_WHEEL if no_wheel and s == NOT_RUN else row.meaning,
+        ]
         for s, row in SQUARES.items()
-    ]  # fmt: skip
+    ]
     return text_table(rows, ["mark", "square", "meaning"])
 
 
@@ -161,11 +173,18 @@ def _environments(report: Report) -> str:
         p = cell.packages
         label = column_label(axis, cell)
         state = [cell.state.value] if several else []
-        return [md_text(text) for text in (
-            f"{axis_row(axis).name} {label}{where(axis)}", p.get("onnx", "—"),
-            p.get("onnxruntime", "—"), p.get("numpy", "—"), p.get("protobuf", "—"),
-            cell.python or "—", *state,
-        )]  # fmt: skip
+        return [
+            md_text(text)
+            for text in (
+                f"{axis_row(axis).name} {label}{where(axis)}",
+                p.get("onnx", "—"),
+                p.get("onnxruntime", "—"),
+                p.get("numpy", "—"),
+                p.get("protobuf", "—"),
+                cell.python or "—",
+                *state,
+            )
+        ]
 
     cells = {c.id: c for c in report.cells}
     rows = [row(axis, cells[i]) for axis in axes_of(report) for i in report.axes[axis]]
@@ -238,13 +257,17 @@ def render_docs(
 def _how_to_read(ascii_marks: bool, report: Report) -> list[str]:
     """What a square is, what a check runs against, what a known bug is; the states; on
     a run of several Pythons, how the Pythons divide the columns."""
-    several = [
-        "Each Python has columns of its own, and on each the other package stays at the "
-        "newest release with a wheel for it (named over its table). A release the package "
-        "index has no wheel of for a Python is n/a there: it cannot be installed, which is "
-        "no failure.",
-        "",
-    ] if pythons(report) else []  # fmt: skip
+    several = (
+        [
+            "Each Python has columns of its own, and on each the other package stays at the "
+            "newest release with a wheel for it (named over its table). A release the package "
+            "index has no wheel of for a Python is n/a there: it cannot be installed, which is "
+            "no failure.",
+            "",
+        ]
+        if pythons(report)
+        else []
+    )
     return [
         "## How to read it",
         "",

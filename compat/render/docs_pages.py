@@ -79,10 +79,15 @@ def check_anchors(tables: Iterable[Table]) -> dict[tuple[str, str], str]:
 def _by_check(table: Table) -> dict[str, Table]:
     checks = list(dict.fromkeys(r.check for r in table.rows))
     return {
-        check: Table(table.family, table.axis, table.labels, table.cells,
-                     tuple(r for r in table.rows if r.check == check))
+        check: Table(
+            table.family,
+            table.axis,
+            table.labels,
+            table.cells,
+            tuple(r for r in table.rows if r.check == check),
+        )
         for check in checks
-    }  # fmt: skip
+    }
 
 
 #: More merged columns than this and a table reads its marks as runs in one column.
@@ -165,8 +170,13 @@ def _known(report: Report, family: str) -> list[str]:
     found: dict[tuple[str, str, str, tuple[str, ...], str], list[str]] = {}
     for case in cases:
         for bug in case.known:
-            key = (bug.get("link", ""), bug.get("package", ""), bug.get("versions", ""),
-                   tuple(bug.get("checks", ())), bug.get("reason", ""))  # fmt: skip
+            key = (
+                bug.get("link", ""),
+                bug.get("package", ""),
+                bug.get("versions", ""),
+                tuple(bug.get("checks", ())),
+                bug.get("reason", ""),
+            )
             found.setdefault(key, []).append(variant(case.id, family))
     lines = []
     for (link, package, versions, checks, reason), names in found.items():
@@ -217,16 +227,23 @@ def family_page(report: Report, family: str, ascii_marks: bool = False, squash: 
     if known:
         out += ["**Known upstream bugs** (link: what fails — where; checks; cases)", "", *known, ""]
     out += ["**Cases**", ""]
-    out += [text_table([[md_code(variant(c.id, family), in_table=True), escape(c.description)]
-                        for c in cases], ["case", "what it is"]), ""]  # fmt: skip
+    out += [
+        text_table(
+            [[md_code(variant(c.id, family), in_table=True), escape(c.description)] for c in cases],
+            ["case", "what it is"],
+        ),
+        "",
+    ]
     used: set[str] = set()
     for table in tables:
         held = _held(table)
         package, python = split_axis(table.axis)  # `onnx@3.12`: onnx on Python 3.12
         releases = f"{package} release" + (f" on Python {python}" if python else "")
         out += [f"## {axis_row(table.axis).heading}", ""]
-        out += [f"Each check against every {releases} of the matrix"
-                + (f", {held}." if held else "."), ""]  # fmt: skip
+        out += [
+            f"Each check against every {releases} of the matrix" + (f", {held}." if held else "."),
+            "",
+        ]
         if family == LIMITS and package in LOAD_CHECKS:
             out += [f"**What each {releases} really runs** (from the tables below)", ""]
             out += [_limits(report, table.axis), ""]

@@ -69,10 +69,14 @@ def families_drift(readme: Path, rows: list[FamilyRow], source: str) -> str | No
     rendered = splice(committed, render_block(rows), readme)
     if committed == rendered:
         return None
-    return "".join(difflib.unified_diff(
-        committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
-        f"{readme} (committed)", f"{readme} (rendered from the {source}/*.py docstrings)",
-    ))  # fmt: skip
+    return "".join(
+        difflib.unified_diff(
+            committed.splitlines(keepends=True),
+            rendered.splitlines(keepends=True),
+            f"{readme} (committed)",
+            f"{readme} (rendered from the {source}/*.py docstrings)",
+        )
+    )
 
 
 def write_families(readme: Path, rows: list[FamilyRow]) -> bool:

@@ -268,10 +268,14 @@ def collapse(table: Table) -> Table:
             groups.append([i])
     labels = tuple(_span([table.labels[i] for i in g]) for g in groups)
     rows = tuple(
-        Row(r.case, r.check, tuple(r.entries[g[0]] for g in groups),
-            tuple(r.results[g[0]] for g in groups))
+        Row(
+            r.case,
+            r.check,
+            tuple(r.entries[g[0]] for g in groups),
+            tuple(r.results[g[0]] for g in groups),
+        )
         for r in table.rows
-    )  # fmt: skip
+    )
     return Table(table.family, table.axis, labels, tuple(table.cells[g[0]] for g in groups), rows)
 
 

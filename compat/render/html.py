@@ -75,25 +75,44 @@ def page_data(report: Report) -> dict[str, Any]:
         rows = []
         for row in table.rows:
             details = [  # a command's result also names its log, relative to the page
-                [r.phase, r.detail if r.outcome.value != "pass" else "", r.known,
-                 *([r.log] if r.log else [])]
+                [
+                    r.phase,
+                    r.detail if r.outcome.value != "pass" else "",
+                    r.known,
+                    *([r.log] if r.log else []),
+                ]
                 if r
                 else ["", "", ""]
                 for r in row.results
-            ]  # fmt: skip
-            rows.append({
-                "case": row.case, "variant": variant(row.case, table.family),
-                "check": row.check, "entries": list(row.entries), "details": details,
-                "group": groups.get(row.case, ""),
-            })  # fmt: skip
-        tables.append({
-            "family": table.family, "axis": table.axis, "labels": list(table.labels),
-            "cells": [c.id for c in table.cells], "rows": rows,
-            "since": [since_sentence(s, s.releases or table.labels)
-                      for s in since.get((table.family, table.axis), [])],
-            **({"python": split_axis(table.axis)[1], "title": axis_title(report, table.axis)}
-               if several else {}),
-        })  # fmt: skip
+            ]
+            rows.append(
+                {
+                    "case": row.case,
+                    "variant": variant(row.case, table.family),
+                    "check": row.check,
+                    "entries": list(row.entries),
+                    "details": details,
+                    "group": groups.get(row.case, ""),
+                }
+            )
+        tables.append(
+            {
+                "family": table.family,
+                "axis": table.axis,
+                "labels": list(table.labels),
+                "cells": [c.id for c in table.cells],
+                "rows": rows,
+                "since": [
+                    since_sentence(s, s.releases or table.labels)
+                    for s in since.get((table.family, table.axis), [])
+                ],
+                **(
+                    {"python": split_axis(table.axis)[1], "title": axis_title(report, table.axis)}
+                    if several
+                    else {}
+                ),
+            }
+        )
     cells = {
         c.id: {
             "onnx": c.onnx,
@@ -130,8 +149,11 @@ def vocabulary_data(present: set[str] | None = None) -> dict[str, Any]:
     order = listed(ENTRIES, present or set())
     return {
         "entries": {
-            key: {"page": ENTRIES[key].page, "colours": list(ENTRIES[key].colours),
-                  "unexpected": key in UNEXPECTED_ENTRIES}
+            key: {
+                "page": ENTRIES[key].page,
+                "colours": list(ENTRIES[key].colours),
+                "unexpected": key in UNEXPECTED_ENTRIES,
+            }
             for key in order
         },
         "order": order,
@@ -141,7 +163,7 @@ def vocabulary_data(present: set[str] | None = None) -> dict[str, Any]:
         },
         "states": list(SQUARES),
         "axes": {key: {"short": row.short} for key, row in AXES.items()},
-    }  # fmt: skip
+    }
 
 
 def summary_data(report: Report, summary: Summary) -> dict[str, Any]:
@@ -188,12 +210,18 @@ def unexpected_data(report: Report, tables: list[Table]) -> list[dict[str, str]]
     out: list[dict[str, str]] = []
     for cell in report.broken_cells:
         axis = next((a for a, ids in report.axes.items() if cell.id in ids), "")
-        out.append({
-            "cell": cell.id, "case": "", "check": "", "family": "", "outcome": cell.state.value,
-            "release": f"{axis}:{column_label(axis, cell)}" if axis else "",
-            "summary": cell.summary,
-            "repro": repro_command(cell, [], options),
-        })  # fmt: skip
+        out.append(
+            {
+                "cell": cell.id,
+                "case": "",
+                "check": "",
+                "family": "",
+                "outcome": cell.state.value,
+                "release": f"{axis}:{column_label(axis, cell)}" if axis else "",
+                "summary": cell.summary,
+                "repro": repro_command(cell, [], options),
+            }
+        )
     seen: set[tuple[str, str, str]] = set()
     for table in tables:
         for row in table.rows:
@@ -204,13 +232,18 @@ def unexpected_data(report: Report, tables: list[Table]) -> list[dict[str, str]]
                 if key in seen:
                     continue
                 seen.add(key)
-                out.append({
-                    "cell": result.cell, "case": result.case, "check": result.check,
-                    "family": table.family, "outcome": result.outcome.value,
-                    "release": f"{table.axis}:{label}",
-                    "summary": result.summary.replace("\n", " "),
-                    "repro": repro_command(cells[result.cell], [result.case], options),
-                })  # fmt: skip
+                out.append(
+                    {
+                        "cell": result.cell,
+                        "case": result.case,
+                        "check": result.check,
+                        "family": table.family,
+                        "outcome": result.outcome.value,
+                        "release": f"{table.axis}:{label}",
+                        "summary": result.summary.replace("\n", " "),
+                        "repro": repro_command(cells[result.cell], [result.case], options),
+                    }
+                )
     return out
 
 

@@ -51,9 +51,12 @@ def render_junit(report: Report) -> str:
             if scope == "unexpected" and not r.outcome.unexpected:
                 continue
             case = ET.SubElement(
-                suite, "testcase", classname=r.case, name=f"{r.check}[{cell.id}]",
+                suite,
+                "testcase",
+                classname=r.case,
+                name=f"{r.check}[{cell.id}]",
                 time=f"{r.seconds:.3f}",
-            )  # fmt: skip
+            )
             counts["tests"] += 1
             message = r.summary + (f" ({r.known})" if r.known else "")
             kind = OUTCOMES[r.outcome].junit

@@ -197,7 +197,13 @@ def _diff(path: Path, rendered: str) -> list[str]:
     committed = path.read_text() if path.is_file() else ""
     if committed == rendered:
         return []
-    return ["".join(difflib.unified_diff(
-        committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
-        f"{path} (committed)", f"{path} (rendered from the stored results)",
-    ))]  # fmt: skip
+    return [
+        "".join(
+            difflib.unified_diff(
+                committed.splitlines(keepends=True),
+                rendered.splitlines(keepends=True),
+                f"{path} (committed)",
+                f"{path} (rendered from the stored results)",
+            )
+        )
+    ]

@@ -239,8 +239,9 @@ def merged(summary: Summary) -> list[tuple[Since, tuple[str, ...]]]:
             out.append(_one(items, first, False))
     axes = list(dict.fromkeys(split_axis(c.axis)[0] for c in summary.columns))
     families = list(summary.families)
-    return sorted(out, key=lambda o: (families.index(o[0].family),
-                                      axes.index(split_axis(o[0].axis)[0])))  # fmt: skip
+    return sorted(
+        out, key=lambda o: (families.index(o[0].family), axes.index(split_axis(o[0].axis)[0]))
+    )
 
 
 def _one(items: list[Since], first: str, named: bool) -> tuple[Since, tuple[str, ...]]:

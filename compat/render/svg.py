@@ -41,11 +41,16 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="{FONT}" fill="{INK}" role="img">'
     )
-    return "\n".join([
-        head, f"<title>{xml_text(title)}</title>",
-        f'<rect class="background" width="{width}" height="{height}" fill="#ffffff"/>',
-        *body, "</svg>", "",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            head,
+            f"<title>{xml_text(title)}</title>",
+            f'<rect class="background" width="{width}" height="{height}" fill="#ffffff"/>',
+            *body,
+            "</svg>",
+            "",
+        ]
+    )
 
 
 def _held(summary: Summary, axis: str) -> str:
@@ -102,10 +107,12 @@ def heatmap_svg(report: Report) -> str:
     if not pythons(report):
         axes = list(dict.fromkeys(column.axis for column in summary.columns))
         groups = [
-            (axis_row(axis).releases + _held(summary, axis),
-             [c.label for c in summary.columns if c.axis == axis])
+            (
+                axis_row(axis).releases + _held(summary, axis),
+                [c.label for c in summary.columns if c.axis == axis],
+            )
             for axis in axes
-        ]  # fmt: skip
+        ]
         order = [i for axis in axes for i, c in enumerate(summary.columns) if c.axis == axis]
         rows = tuple(
             (f, tuple((summary.squares[(f, i)], summary.columns[i].title) for i in order))
@@ -119,10 +126,15 @@ def heatmap_svg(report: Report) -> str:
     for python, columns in laid.bands.items():
         tips = [f"{axis_row(a).short} {label} on Python {python}" for a, label in shared]
         rows = tuple(
-            (f, tuple((Square(NOT_RUN, {}) if i is None else summary.squares[(f, i)], tip)
-                      for i, tip in zip(columns, tips, strict=True)))
+            (
+                f,
+                tuple(
+                    (Square(NOT_RUN, {}) if i is None else summary.squares[(f, i)], tip)
+                    for i, tip in zip(columns, tips, strict=True)
+                ),
+            )
             for f in summary.families
-        )  # fmt: skip
+        )
         drawn.append(_Band(python_title(report, python), rows))
     return _heatmap(groups, drawn, summary.families, bool(no_wheel_cells(report)))
 
@@ -157,13 +169,24 @@ def _heatmap(
         right = max(xs[spot[-1]] + SQUARE, left + width_of(name, 12))
         y = PAD + title_h + 12
         body.append(_text(left, y, name, 12, font_weight="bold", class_="axis-title"))
-        body.append(f'<path d="M{left} {y + 5}H{right}" stroke="{MUTED}" stroke-width="1" '
-                    'shape-rendering="crispEdges"/>')  # fmt: skip
+        body.append(
+            f'<path d="M{left} {y + 5}H{right}" stroke="{MUTED}" stroke-width="1" '
+            'shape-rendering="crispEdges"/>'
+        )
     labels = [label for _, group in groups for label in group]
     for position, label in enumerate(labels):
         cx, cy = xs[position] + SQUARE / 2 + 4, top - 6
-        body.append(_text(cx, cy, label, 11, transform=f"rotate(-90 {cx:g} {cy:g})",
-                          fill=MUTED, class_="release"))  # fmt: skip
+        body.append(
+            _text(
+                cx,
+                cy,
+                label,
+                11,
+                transform=f"rotate(-90 {cx:g} {cy:g})",
+                fill=MUTED,
+                class_="release",
+            )
+        )
     y = top
     for band in drawn:
         if band.title:
@@ -185,8 +208,7 @@ def _row(
 ) -> list[str]:
     """One family's squares, each with its tooltip and the number behind its colour."""
     body = [f'<g class="row" data-family="{xml_text(family)}" shape-rendering="crispEdges">']
-    body.append(_text(PAD + label_w - 10, y + 16.5, family, 13, text_anchor="end",
-                      class_="family"))  # fmt: skip
+    body.append(_text(PAD + label_w - 10, y + 16.5, family, 13, text_anchor="end", class_="family"))
     for x, (square, column) in zip(xs, squares, strict=True):
         fill, ink = SQUARES[square.state].picture
         counts = ", ".join(f"{n} {o}" for o, n in sorted(square.counts.items()))
@@ -197,9 +219,18 @@ def _row(
             f'width="{SQUARE}" height="{SQUARE}" fill="{fill}"/>'
         )
         if square.number:
-            body.append(_text(x + SQUARE / 2, y + 16.5, str(square.number), 11,
-                              text_anchor="middle", font_weight="bold", fill=ink,
-                              class_="number"))  # fmt: skip
+            body.append(
+                _text(
+                    x + SQUARE / 2,
+                    y + 16.5,
+                    str(square.number),
+                    11,
+                    text_anchor="middle",
+                    font_weight="bold",
+                    fill=ink,
+                    class_="number",
+                )
+            )
         body.append("</g>")
     body.append("</g>")
     return body
@@ -267,10 +298,13 @@ def passrate_svg(report: Report) -> str:
     body.append(_text(PAD, PAD + 35, subtitle, 12, fill=MUTED, class_="subtitle"))
     for tick in ticks:
         y = y_of(tick)
-        body.append(f'<path class="grid" d="M{left} {y:g}H{left + plot_w}" stroke="{RULE}" '
-                    'stroke-width="1" shape-rendering="crispEdges"/>')  # fmt: skip
-        body.append(_text(left - 6, y + 4, f"{tick}%", 11, text_anchor="end", fill=MUTED,
-                          class_="tick"))  # fmt: skip
+        body.append(
+            f'<path class="grid" d="M{left} {y:g}H{left + plot_w}" stroke="{RULE}" '
+            'stroke-width="1" shape-rendering="crispEdges"/>'
+        )
+        body.append(
+            _text(left - 6, y + 4, f"{tick}%", 11, text_anchor="end", fill=MUTED, class_="tick")
+        )
     xs = [left + k * pitch + pitch / 2 for k in range(len(rates))]
     segments: list[list[str]] = [[]]
     for x, (_, rate, _) in zip(xs, rates, strict=True):
@@ -280,38 +314,66 @@ def passrate_svg(report: Report) -> str:
             segments[-1].append(f"{x:g} {y_of(rate):g}")
     for segment in segments:
         if len(segment) > 1:
-            body.append(f'<path class="line" d="M{"L".join(segment)}" fill="none" '
-                        f'stroke="{LINE}" stroke-width="2" stroke-linejoin="round"/>')  # fmt: skip
+            body.append(
+                f'<path class="line" d="M{"L".join(segment)}" fill="none" '
+                f'stroke="{LINE}" stroke-width="2" stroke-linejoin="round"/>'
+            )
     for k, (x, (release, rate, tip)) in enumerate(zip(xs, rates, strict=True)):
         ly = bottom + 8
-        body.append(_text(x + 4, ly, release, 11, transform=f"rotate(-90 {x + 4:g} {ly:g})",
-                          text_anchor="end", fill=INK if rate is not None else MUTED,
-                          class_="release"))  # fmt: skip
+        body.append(
+            _text(
+                x + 4,
+                ly,
+                release,
+                11,
+                transform=f"rotate(-90 {x + 4:g} {ly:g})",
+                text_anchor="end",
+                fill=INK if rate is not None else MUTED,
+                class_="release",
+            )
+        )
         if rate is None:
-            body.append(f'<g class="missing"><title>{xml_text(tip)}</title><circle cx="{x:g}" '
-                        f'cy="{bottom - 8}" r="4.5" fill="#ffffff" stroke="{MUTED}" '
-                        'stroke-width="1.5"/></g>')  # fmt: skip
+            body.append(
+                f'<g class="missing"><title>{xml_text(tip)}</title><circle cx="{x:g}" '
+                f'cy="{bottom - 8}" r="4.5" fill="#ffffff" stroke="{MUTED}" '
+                'stroke-width="1.5"/></g>'
+            )
             continue
         before = rates[k - 1][1] if k else None
         after = rates[k + 1][1] if k + 1 < len(rates) else None
         dx, dy, anchor = _label_place(before, rate, after)
         y = y_of(rate)
-        body.append(f'<g class="point"><title>{xml_text(tip)}</title><circle cx="{x:g}" '
-                    f'cy="{y:g}" r="4" fill="{LINE}" stroke="#ffffff" stroke-width="1.5"/>'
-                    + _text(x + dx, y + dy, f"{rate:.1f}", 10, text_anchor=anchor,
-                            class_="value")
-                    + "</g>")  # fmt: skip
-    body.append(f'<path class="axis" d="M{left} {top}V{bottom}H{left + plot_w}" fill="none" '
-                f'stroke="{MUTED}" stroke-width="1" shape-rendering="crispEdges"/>')  # fmt: skip
-    body.append(_text(left + plot_w / 2, bottom + labels_h + 14, "onnxruntime release", 12,
-                      text_anchor="middle", font_weight="bold", class_="axis-title"))  # fmt: skip
+        body.append(
+            f'<g class="point"><title>{xml_text(tip)}</title><circle cx="{x:g}" '
+            f'cy="{y:g}" r="4" fill="{LINE}" stroke="#ffffff" stroke-width="1.5"/>'
+            + _text(x + dx, y + dy, f"{rate:.1f}", 10, text_anchor=anchor, class_="value")
+            + "</g>"
+        )
+    body.append(
+        f'<path class="axis" d="M{left} {top}V{bottom}H{left + plot_w}" fill="none" '
+        f'stroke="{MUTED}" stroke-width="1" shape-rendering="crispEdges"/>'
+    )
+    body.append(
+        _text(
+            left + plot_w / 2,
+            bottom + labels_h + 14,
+            "onnxruntime release",
+            12,
+            text_anchor="middle",
+            font_weight="bold",
+            class_="axis-title",
+        )
+    )
     legend_y = bottom + labels_h + 38
     entries = [("pass rate, % of attempted", LINE, LINE), ("could not run", "#ffffff", MUTED)]
     x = left
     for words, fill, stroke in entries:
-        body.append(f'<g class="legend-entry"><circle cx="{x + 5}" cy="{legend_y - 4}" r="4.5" '
-                    f'fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>'
-                    + _text(x + 16, legend_y, words, 12) + "</g>")  # fmt: skip
+        body.append(
+            f'<g class="legend-entry"><circle cx="{x + 5}" cy="{legend_y - 4}" r="4.5" '
+            f'fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>'
+            + _text(x + 16, legend_y, words, 12)
+            + "</g>"
+        )
         x += 16 + width_of(words, 12) + 24
     width = max(left + plot_w + PAD, x + PAD, PAD + width_of(subtitle, 12) + PAD)
     return _svg(width, legend_y + PAD, title, body)

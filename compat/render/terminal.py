@@ -50,9 +50,18 @@ FAILED = frozenset(
 #: The summary legend's order: what a reader hopes to see first.
 SUMMARY_ORDER = ("pass", "known", "unexpected", "skip", "broken")
 #: The closing line's order: the worst first.
-CLOSING_ORDER = (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FLAKY,
-                 Outcome.UNSUPPORTED, Outcome.XPASS, Outcome.PASS, Outcome.XFAIL,
-                 Outcome.SKIP)  # fmt: skip
+CLOSING_ORDER = (
+    Outcome.FAIL,
+    Outcome.ERROR,
+    Outcome.CRASH,
+    Outcome.TIMEOUT,
+    Outcome.FLAKY,
+    Outcome.UNSUPPORTED,
+    Outcome.XPASS,
+    Outcome.PASS,
+    Outcome.XFAIL,
+    Outcome.SKIP,
+)
 
 
 def _legend(present: set[str]) -> str:
@@ -136,8 +145,13 @@ def render_unexpected(
                 said = f"{r.cell} · {r.case} · {r.check}: {cached}{r.summary}"
                 text = " ".join(printable(said).split())
                 if r.log:  # a test suite's counts and failing ids: worth a few lines
-                    lines += textwrap.wrap(text, WIDTH - 2, subsequent_indent="  ",
-                                           max_lines=COMMAND_LINES, placeholder=" …")  # fmt: skip
+                    lines += textwrap.wrap(
+                        text,
+                        WIDTH - 2,
+                        subsequent_indent="  ",
+                        max_lines=COMMAND_LINES,
+                        placeholder=" …",
+                    )
                     lines.append(one_line(f"    log: {folder}/{r.log}"))
                 else:
                     lines.append(_cut(text))

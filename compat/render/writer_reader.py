@@ -51,15 +51,19 @@ def render_writer_reader(report: Report) -> str | None:
         f"{mark[Outcome.FAIL]} refuses it within its limits, or computes Relu wrong · "
         f"{NOT_RUN_ROW.mark} pair not in the run.",
         "",
-    ]  # fmt: skip
+    ]
     for python in sorted(by_python, key=python_key):
         if python:
             lines += [*([""] if lines[-1] else []), f"## Python {md_text(python)}", ""]
         lines += _table(report, by_python[python], python)
-    lines += ["", "A writer's model loads where its IR version and opset are both within the "
-              "reader's limits (probed from each onnxruntime with one-node models). To write "
-              "for an older runtime, set both: `helper.make_model(graph, ir_version=..., "
-              "opset_imports=[helper.make_opsetid('', ...)])`.", ""]  # fmt: skip
+    lines += [
+        "",
+        "A writer's model loads where its IR version and opset are both within the "
+        "reader's limits (probed from each onnxruntime with one-node models). To write "
+        "for an older runtime, set both: `helper.make_model(graph, ir_version=..., "
+        "opset_imports=[helper.make_opsetid('', ...)])`.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -79,10 +83,9 @@ def _table(report: Report, found: dict[tuple[str, str], CheckResult], python: st
     }
     mark = {outcome: row.mark for outcome, row in OUTCOMES.items()}
     lines = [
-        "| onnx writes ↓ · onnxruntime reads → | "
-        + " | ".join(md_text(r) for r in readers) + " |",
+        "| onnx writes ↓ · onnxruntime reads → | " + " | ".join(md_text(r) for r in readers) + " |",
         "|---|" + "---|" * len(readers),
-    ]  # fmt: skip
+    ]
     for onnx in writers:
         row = [md_text(f"{onnx} ({writes.get(onnx, '?')})")]
         for ort in readers:

@@ -112,9 +112,13 @@ def result_key(
 CACHED = frozenset(o.value for o in Outcome) - UNCACHED
 #: What every cached record holds, and the types the host reads them as.
 FIELDS: dict[str, type | tuple[type, ...]] = {
-    "case": str, "check": str, "outcome": str, "phase": str, "detail": str,
+    "case": str,
+    "check": str,
+    "outcome": str,
+    "phase": str,
+    "detail": str,
     "seconds": (int, float),
-}  # fmt: skip
+}
 
 
 def well_formed(record: object) -> bool:
@@ -181,8 +185,10 @@ class ResultCache:
 
     def _report(self) -> None:
         if self.ignored:
-            warn(f"ignored {self.ignored} malformed cache entries in {self.path}: "
-                 "their results are computed again")  # fmt: skip
+            warn(
+                f"ignored {self.ignored} malformed cache entries in {self.path}: "
+                "their results are computed again"
+            )
 
     def _lines(self) -> list[str]:
         """The file's lines; none when it is missing or unreadable (that counts as one)."""

@@ -18,8 +18,7 @@ from compat.workflow.plan import globs
 from compat.workflow.request import Request
 
 #: `corpus = "seed"`: the families of the documents the corpus grew from (../seeds).
-SEED_FAMILIES = ("annotations", "conv_bias_fusion", "pad_pads_from_constant",
-                 "shape_slice_folding")  # fmt: skip
+SEED_FAMILIES = ("annotations", "conv_bias_fusion", "pad_pads_from_constant", "shape_slice_folding")
 
 
 def builtin_cases(request: Request, config: Config) -> Corpus:

@@ -120,9 +120,10 @@ def claims(report: Report, pyproject: Path) -> list[str]:
                 (axis, cells[r.cell].version(axis), r.outcome.value == "pass")
                 for axis, key in axes  # the axes a project declares ranges of
                 for r in report.results
-                if r.case == case and r.cell in report.axes.get(key, ())
+                if r.case == case
+                and r.cell in report.axes.get(key, ())
                 and r.outcome.value not in ("skip", "flaky")
-            ]  # fmt: skip
+            ]
             what = "your tests" if len(names) == 1 else f"`{case.split('.', 1)[1]}`"
             blamed = failing_partners(outcomes, report, cells, axes)
             clauses = [

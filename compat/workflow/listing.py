@@ -26,8 +26,12 @@ def list_corpus(request: Request, config: Config) -> list[Listed]:
     changed (compat/state/listing.py), else loaded and remembered."""
     asked = request.corpus
     options = {"asked": asdict(asked), "corpus": config.corpus, "root": str(request.root)}
-    sources = [asked.corpus or default_corpus(request.config), *config.cases_dirs,
-               *asked.cases_dirs, request.config]  # fmt: skip
+    sources = [
+        asked.corpus or default_corpus(request.config),
+        *config.cases_dirs,
+        *asked.cases_dirs,
+        request.config,
+    ]
     key = listing_key(options, sources)
     listed = recall_listing(request.state_dir(), key)
     if listed is None:

@@ -19,8 +19,15 @@ def main(argv: list[str]) -> None:
     envs, work, cache, *checks = argv
     plan = expand(load_config(ROOT / "pyproject.toml"), ("1.23.2",), ("1.24.4",), cross=True)
     corpus = Corpus([hostile_case(*checks)], {"tiny": "hostile checks"})
-    settings = Settings(Path(envs), Path(work), timeout=300, jobs=1, python=sys.executable,
-                        cache_dir=Path(cache), reruns=0)  # fmt: skip
+    settings = Settings(
+        Path(envs),
+        Path(work),
+        timeout=300,
+        jobs=1,
+        python=sys.executable,
+        cache_dir=Path(cache),
+        reruns=0,
+    )
     run_matrix(plan, corpus, settings, Progress(1, live=False))
 
 

@@ -51,8 +51,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def request(args: argparse.Namespace) -> BisectRequest:
-    return BisectRequest(request_of(args), args.package, args.case, args.check, args.good,
-                         args.bad, args.pre, args.yanked)  # fmt: skip
+    return BisectRequest(
+        request_of(args),
+        args.package,
+        args.case,
+        args.check,
+        args.good,
+        args.bad,
+        args.pre,
+        args.yanked,
+    )
 
 
 def chosen(request: BisectRequest, corpus: Corpus) -> tuple[Case, str]:
@@ -151,8 +159,9 @@ def run(request: BisectRequest) -> int:
     # each axis's pair: the config's, or on another Python the newest with a wheel for it
     pairs = (config.onnx.pair, config.onnxruntime.pair)
     if python:
-        pairs = follow_pairs(config, (python,), config.onnx.versions,
-                             config.onnxruntime.versions)[python]  # fmt: skip
+        pairs = follow_pairs(config, (python,), config.onnx.versions, config.onnxruntime.versions)[
+            python
+        ]
     settings = settings_of(common, config)
     prepare_project(common, config)  # the project a --run command imports, and its setup
     config = project_config(common, config)
@@ -181,7 +190,9 @@ def run(request: BisectRequest) -> int:
         return result.outcome.value
 
     found = bisect(versions, probe)
-    print(f"tested {len(found.tested)} of {len(versions)} releases "
-          f"(bound ⌈log2(n)⌉+2 = {found.bound}): {', '.join(found.tested)}")  # fmt: skip
+    print(
+        f"tested {len(found.tested)} of {len(versions)} releases "
+        f"(bound ⌈log2(n)⌉+2 = {found.bound}): {', '.join(found.tested)}"
+    )
     print(found.verdict())
     return 0

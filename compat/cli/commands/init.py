@@ -20,41 +20,56 @@ PARSER: dict[str, Any] = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--run", action="append", default=[], metavar="[NAME=]CMD",
+        "--run",
+        action="append",
+        default=[],
+        metavar="[NAME=]CMD",
         help="a command to run in every cell, passing on exit 0, like "
         "'tests=python -m pytest -q tests' (repeatable; default: your tests/ folder)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--models", action="append", default=[], metavar="DIR",
+        "--models",
+        action="append",
+        default=[],
+        metavar="DIR",
         help="a folder of your .onnx models to check in every cell (repeatable; default: "
         "models/ when it exists)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--install", default="onnx-compat", metavar="SPEC",
+        "--install",
+        default="onnx-compat",
+        metavar="SPEC",
         help="what the nox sessions install to run onnx-compat: a release like "
         "'onnx-compat==0.2' or a wheel file (default: onnx-compat)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--ci", choices=("github",),
+        "--ci",
+        choices=("github",),
         help="also write a CI workflow: github writes .github/workflows/onnx-compat.yml, the "
         "matrix spread over parallel jobs, their reports merged into one",
-    )  # fmt: skip
+    )
     parser.add_argument(
         # dest: not `python`, which the shared option check reads as an interpreter
-        "--python", dest="python_axis", metavar="VERSIONS",
+        "--python",
+        dest="python_axis",
+        metavar="VERSIONS",
         help="the Pythons of the run, written as [tool.compat.python]: minor versions like "
         "3.10,3.12, or none (default: the oldest, the newest and this one of the CPythons "
         "installed here that requires-python allows, when two or more)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--shards", type=int, default=4, metavar="N",
+        "--shards",
+        type=int,
+        default=4,
+        metavar="N",
         help="how many parallel jobs the workflow spreads the cells over (default 4)",
-    )  # fmt: skip
+    )
 
 
 def request(args: argparse.Namespace) -> InitOptions:
-    return InitOptions(args.install, list(args.models), list(args.run), args.ci, args.shards,
-                       args.python_axis)  # fmt: skip
+    return InitOptions(
+        args.install, list(args.models), list(args.run), args.ci, args.shards, args.python_axis
+    )
 
 
 def run(request: InitOptions) -> int:

@@ -190,7 +190,9 @@ def _stopped(report: Report, cells: int, out: Path) -> int:
     if not isinstance(stopped, dict):
         return 0
     name = signal.Signals(int(stopped["signal"])).name
-    print(f"onnx-compat: stopped by {name}: {stopped['cells_done']} of {cells} "
-          f"cells done, their reports in {out}/; a rerun computes the rest",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"onnx-compat: stopped by {name}: {stopped['cells_done']} of {cells} "
+        f"cells done, their reports in {out}/; a rerun computes the rest",
+        file=sys.stderr,
+    )
     return 128 + int(stopped["signal"])

@@ -61,11 +61,18 @@ def run(request: PlanCommand) -> int:
     if shards:  # every shard takes every N-th cell: each gets cells of every Python
         for k in range(1, shards + 1):
             cells = select_shard(plan, k, shards).cells
-            include.append({"shard": f"{k}/{shards}", "cells": ",".join(c.id for c in cells),
-                            **_pythons(cells)})  # fmt: skip
+            include.append(
+                {
+                    "shard": f"{k}/{shards}",
+                    "cells": ",".join(c.id for c in cells),
+                    **_pythons(cells),
+                }
+            )
     else:
-        include = [{"cell": c.id, "onnx": c.onnx, "onnxruntime": c.onnxruntime, **_pythons((c,))}
-                   for c in plan.cells]  # fmt: skip
+        include = [
+            {"cell": c.id, "onnx": c.onnx, "onnxruntime": c.onnxruntime, **_pythons((c,))}
+            for c in plan.cells
+        ]
     if request.json:
         print(json.dumps({"include": include}))
     else:

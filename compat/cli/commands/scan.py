@@ -99,8 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="--verify's environments and cache (default .compat/ beside the config)",
     )
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="--verify's cells at once")  # fmt: skip
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="--verify's cells at once"
+    )
     parser.add_argument(
         "--inputs",
         type=Path,
@@ -217,16 +218,21 @@ def say_scan(name: str, result: Scan) -> None:
     count = len(result.findings)
     limits = sum(f.kind == "limit" for f in result.findings)
     of_which = f" ({limits} a load limit)" if limits == 1 else f" ({limits} load limits)"
-    print(f"{name}: {count} known incompatibilit{'y' if count == 1 else 'ies'}"
-          f"{of_which if limits else ''} for {target or 'every release'}")  # fmt: skip
+    print(
+        f"{name}: {count} known incompatibilit{'y' if count == 1 else 'ies'}"
+        f"{of_which if limits else ''} for {target or 'every release'}"
+    )
     for number, finding in enumerate(result.findings, 1):
         first, *rest = describe(finding)
         print(f"  {number}. {first}")
         for line in rest:
             print(f"  {line}")
     for finding in result.outside:
-        why = finding.reason if finding.kind == "limit" else (
-            f"{_range(finding.package, finding)}, {finding.link or finding.reason}")  # fmt: skip
+        why = (
+            finding.reason
+            if finding.kind == "limit"
+            else (f"{_range(finding.package, finding)}, {finding.link or finding.reason}")
+        )
         print(f"  outside the target: {finding.construct} ({why})")
     for finding in result.conditional:
         where = f"{_range(finding.package, finding)}, {finding.link}"
@@ -262,13 +268,17 @@ def fix(request: ScanRequest, result: Scan) -> tuple[Scan, list[dict[str, Any]]]
 
 def say_verify(judged: list[Judged]) -> None:
     """The counts, then every result the scan predicted or the run contradicts."""
-    counts = {v: sum(j.verdict == v for j in judged) for v in
-              ("agree", "missed", "false alarm", "not observed")}  # fmt: skip
+    counts = {
+        v: sum(j.verdict == v for j in judged)
+        for v in ("agree", "missed", "false alarm", "not observed")
+    }
     confirmed = sum(bool(j.predicted) and j.verdict == "agree" for j in judged)
-    print(f"verify: {len(judged)} (cell, check) results: "
-          + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-          + f"; {confirmed} of {sum(bool(j.predicted) for j in judged)} predicted failures "
-          "observed")  # fmt: skip
+    print(
+        f"verify: {len(judged)} (cell, check) results: "
+        + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+        + f"; {confirmed} of {sum(bool(j.predicted) for j in judged)} predicted failures "
+        "observed"
+    )
     for j in judged:
         if j.predicted or j.verdict in ("missed", "false alarm"):
             said = f"predicted by {', '.join(j.predicted)}" if j.predicted else "not predicted"

@@ -48,8 +48,9 @@ def since_when(
 
     def cell_of(version: str) -> Cell:
         onnx_v, ort_v = (version, bad.onnxruntime) if package == "onnx" else (bad.onnx, version)
-        return make_cell(config, onnx_v, ort_v, bad.pins, fixed, python=bad.python,
-                         show_python=bad.show_python)  # fmt: skip
+        return make_cell(
+            config, onnx_v, ort_v, bad.pins, fixed, python=bad.python, show_python=bad.show_python
+        )
 
     def probe(version: str) -> str | None:
         cell = cells[version] = cell_of(version)

@@ -171,8 +171,9 @@ def check_plan_options(asked: PlanRequest) -> None:
 def where(run: Run, case: Case) -> tuple[Report, list[Finding], list[CheckResult]]:
     """Phase 1: the case on every cell of the plan; its findings and flaky results."""
     plan = run.plan
-    first = run_matrix(plan, Corpus([case], {FAMILY: "triage"}), run.settings,
-                       Progress(len(plan.cells)))  # fmt: skip
+    first = run_matrix(
+        plan, Corpus([case], {FAMILY: "triage"}), run.settings, Progress(len(plan.cells))
+    )
     for cell in first.broken_cells:
         say(f"  {cell.id}: {cell.state.value}, not observed: {clip(cell.summary, 150)}")
     if len(first.broken_cells) == len(first.cells):
@@ -209,13 +210,15 @@ def triage_one(
     since_when(finding, case, run.config, run.fixed, run.settings)
     say(f"3/5 minimal model [finding {number}]")
     try:
-        item.minimal = minimal_model(finding, case, run.intermediates(case), run.settings,
-                                     run.work / str(number), earlier)  # fmt: skip
+        item.minimal = minimal_model(
+            finding, case, run.intermediates(case), run.settings, run.work / str(number), earlier
+        )
     except ValueError as exc:  # no intermediate values, or it fails differently alone
         item.minimal_note = str(exc)
         say(f"  no minimal model: {exc}")
-    item.known = known_like(finding, item.minimal.model if item.minimal else None,
-                            run.corpus_cases(), run.declared)  # fmt: skip
+    item.known = known_like(
+        finding, item.minimal.model if item.minimal else None, run.corpus_cases(), run.declared
+    )
     for reason, link in item.known:
         say(f"  a known bug like it: {reason} ({link})")
     say(f"4/5 workaround [finding {number}]")
@@ -225,8 +228,10 @@ def triage_one(
     shipped = [s.rewrite for s in item.spellings if s.model == "original" and s.fixes]
     say(f"  fixes: {', '.join(shipped) or 'no rewrite of the original'}")
     for rewrite, release, summary in item.hidden:
-        say(f"  behind it: spelled {rewrite}, the model fails another way on "
-            f"{finding.package} {release}: {clip(summary, 150)}")  # fmt: skip
+        say(
+            f"  behind it: spelled {rewrite}, the model fails another way on "
+            f"{finding.package} {release}: {clip(summary, 150)}"
+        )
 
 
 def prepare(request: TriageRequest) -> tuple[Run, Case]:
@@ -252,8 +257,15 @@ def prepare(request: TriageRequest) -> tuple[Run, Case]:
     prepare_project(common, config)
     config = project_config(common, config)
     declared = declared_known(request.model, case.id, config)
-    run = Run(config, plan, replace(settings, work_dir=work), fixed_requirements(common),
-              work, default_corpus(common.config), declared)  # fmt: skip
+    run = Run(
+        config,
+        plan,
+        replace(settings, work_dir=work),
+        fixed_requirements(common),
+        work,
+        default_corpus(common.config),
+        declared,
+    )
     return run, case
 
 
@@ -273,7 +285,7 @@ def follow_findings(run: Run, case: Case, first: Report, findings: list[Finding]
                 and same_way(t.finding.signature, finding.signature)
                 for t in triaged
             ):
-                continue  # fmt: skip
+                continue
             item = Triaged(finding, nodes, behind=behind)
             triaged.append(item)
             if origin is not None:
@@ -288,8 +300,9 @@ def follow_findings(run: Run, case: Case, first: Report, findings: list[Finding]
                 spelled = only_check(respelled, finding.check)
                 say(f"1/5 where, behind finding {len(triaged)}: the model spelled {rewrite}")
                 report_s, found_s, _ = where(run, spelled)
-                how = (f"once finding {len(triaged)} is worked around (the model spelled "
-                       f"`{rewrite}`)")  # fmt: skip
+                how = (
+                    f"once finding {len(triaged)} is worked around (the model spelled `{rewrite}`)"
+                )
                 pending.append((spelled, report_s, found_s, how, item))
     return triaged
 
@@ -319,8 +332,10 @@ def triage(request: TriageRequest) -> int:
         nodes = len(case.model.graph.node)
         python = plan.cells[0].python if plan.cells else ""
         on = f" on CPython {python}" if python else ""
-        say(f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}"
-            f"{on}, checks {', '.join(case.checks)}")  # fmt: skip
+        say(
+            f"1/5 where: {path} ({plural(nodes, 'node')}) on {plural(len(plan.cells), 'cell')}"
+            f"{on}, checks {', '.join(case.checks)}"
+        )
         first, findings, flaky = where(run, case)
         triaged = follow_findings(run, case, first, findings)
         say("5/5 report")

@@ -84,10 +84,12 @@ def _workarounds(item: Triaged) -> list[str]:
             else f"triage that spelling (`python -m compat variants MODEL.onnx --rewrites "
             f"{rewrite}`, then `nox -s triage` on it)"
         )
-        lines.append(f"- the original spelled `{rewrite}` no longer fails this way, but on "
-                     f"{item.finding.package} {md_text(release)} it fails another way: "
-                     f"{md_text(clip(summary, 300))}. A second failure hides behind this one: "
-                     f"{follow}")  # fmt: skip
+        lines.append(
+            f"- the original spelled `{rewrite}` no longer fails this way, but on "
+            f"{item.finding.package} {md_text(release)} it fails another way: "
+            f"{md_text(clip(summary, 300))}. A second failure hides behind this one: "
+            f"{follow}"
+        )
     for model in ("original", "minimal"):
         fixes = [s for s in item.spellings if s.model == model and s.fixes]
         for s in fixes:
@@ -96,8 +98,10 @@ def _workarounds(item: Triaged) -> list[str]:
                 extra = f"; but it newly fails {md_text(', '.join(s.new_failures[:5]))}"
             elif model == "original" and s.still_failing:
                 still = md_text(", ".join(s.still_failing[:5]))
-                extra = (f"; it adds no failure, and {still} still fail as they do on the model "
-                         "as written")  # fmt: skip
+                extra = (
+                    f"; it adds no failure, and {still} still fail as they do on the model "
+                    "as written"
+                )
             elif model == "original":
                 extra = "; every other check holds on every cell"
             lines.append(
@@ -130,8 +134,11 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
         lines += _expected(finding, minimal, what)
         lines += _reproduce(check, minimal)
     if item.known:
-        lines += ["Known bugs the onnx-compat corpus records that look like this one (same "
-                  "package, check, release range and operators):", ""]  # fmt: skip
+        lines += [
+            "Known bugs the onnx-compat corpus records that look like this one (same "
+            "package, check, release range and operators):",
+            "",
+        ]
         lines += [f"- {md_text(reason)}: {md_address(link)}" for reason, link in item.known]
         lines += [""]
     lines += ["### Workaround", "", *_workarounds(item), ""]
@@ -145,17 +152,26 @@ def _heading(item: Triaged, number: int) -> list[str]:
     """The title (the minimal model's operators in it), and what kind of finding it is."""
     finding, minimal = item.finding, item.minimal
     ops = ", ".join(n.op_type for n in minimal.model.graph.node) if minimal else ""
-    lines = [f"## {number}. {md_text(finding.title())}"
-             + (f" ({md_text(clip(ops, 60))})" if ops else ""), ""]  # fmt: skip
+    lines = [
+        f"## {number}. {md_text(finding.title())}"
+        + (f" ({md_text(clip(ops, 60))})" if ops else ""),
+        "",
+    ]
     optimizer = _optimizer(finding)
     lines += optimizer
     if finding.kind == "always" and not optimizer:
-        lines += [f"No release tried passes: this may be a defect of the model itself (a "
-                  f"declaration, a type, an attribute) rather than of {finding.package}; "
-                  "the message below says what is refused.", ""]  # fmt: skip
+        lines += [
+            f"No release tried passes: this may be a defect of the model itself (a "
+            f"declaration, a type, an attribute) rather than of {finding.package}; "
+            "the message below says what is refused.",
+            "",
+        ]
     if item.behind:
-        lines += [f"This failure shows {md_text(item.behind)}; the minimal model below comes from "
-                  "that spelling.", ""]  # fmt: skip
+        lines += [
+            f"This failure shows {md_text(item.behind)}; the minimal model below comes from "
+            "that spelling.",
+            "",
+        ]
     return lines
 
 

@@ -153,8 +153,9 @@ class Finding:
         return f"{self.check} · {self.package}: broken in {self.package} {self.first_bad}"
 
 
-def axis_cells(plan: Plan, package: str, results: Mapping[tuple[str, str], CheckResult],
-               check: str) -> list[Cell]:  # fmt: skip
+def axis_cells(
+    plan: Plan, package: str, results: Mapping[tuple[str, str], CheckResult], check: str
+) -> list[Cell]:
     """The cells that show `package`'s releases to a check, in release order: its axis,
     or, when the plan has none (`--axis` of the other package, one cell), one cell per
     release of it among all cells, when every cell with that release agrees."""
@@ -165,8 +166,11 @@ def axis_cells(plan: Plan, package: str, results: Mapping[tuple[str, str], Check
         by_release.setdefault(cell.version(package), []).append(cell)
     chosen = []
     for release in sorted(by_release, key=version_key):
-        seen = {state(results[c.id, check].outcome) for c in by_release[release]
-                if (c.id, check) in results}  # fmt: skip
+        seen = {
+            state(results[c.id, check].outcome)
+            for c in by_release[release]
+            if (c.id, check) in results
+        }
         if len(seen) == 1:
             chosen.append(next(c for c in by_release[release] if (c.id, check) in results))
     return chosen
@@ -185,21 +189,33 @@ def findings_of(plan: Plan, results: list[CheckResult], checks: Mapping[str, str
         for axis in axes:
             cells = axis_cells(plan, axis, by_key, check)
             observed = [
-                (cell, by_key[cell.id, check]) for cell in cells
+                (cell, by_key[cell.id, check])
+                for cell in cells
                 if (cell.id, check) in by_key and state(by_key[cell.id, check].outcome)
-            ]  # fmt: skip
+            ]
             states = {
                 c.version(axis): state(by_key[c.id, check].outcome) or "-"
-                for c in cells if (c.id, check) in by_key
-            }  # fmt: skip
+                for c in cells
+                if (c.id, check) in by_key
+            }
             if not observed:
                 continue
             kinds = [state(r.outcome) for _, r in observed]
             if all(k == "bad" for k in kinds):
                 if not always_seen:  # one "always" per check, on its first axis
                     cell, result = observed[-1]
-                    found.append(Finding(check, axis, "always", cell, None, result, states,
-                                         last_bad=cell.version(axis)))  # fmt: skip
+                    found.append(
+                        Finding(
+                            check,
+                            axis,
+                            "always",
+                            cell,
+                            None,
+                            result,
+                            states,
+                            last_bad=cell.version(axis),
+                        )
+                    )
                     always_seen = True
                 continue
             for (cell, result), (nxt, later) in itertools.pairwise(observed):

@@ -131,8 +131,11 @@ def write_triage(
         "",
     ]
     for cell in first.broken_cells:
-        head += [f"Not observed: {md_text(cell.id)} could not be built ({cell.state.value}: "
-                 f"{md_text(clip(cell.summary, 300))}).", ""]  # fmt: skip
+        head += [
+            f"Not observed: {md_text(cell.id)} could not be built ({cell.state.value}: "
+            f"{md_text(clip(cell.summary, 300))}).",
+            "",
+        ]
     head += [
         f"{plural(len(triaged), 'finding')}."
         if triaged

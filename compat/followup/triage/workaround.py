@@ -98,13 +98,16 @@ def spellings(
     original = [bases["original"], *mutated(bases["original"], CATALOGUE)]
     if "minimal" in bases:
         small = [bases["minimal"], *mutated(bases["minimal"], CATALOGUE)]
-        say(f"  {len(small) - 1} spellings of the minimal model × {len(cells)} releases of "
-            f"{package}")  # fmt: skip
+        say(
+            f"  {len(small) - 1} spellings of the minimal model × {len(cells)} releases of "
+            f"{package}"
+        )
         run(small)
         fixed = {
-            c.id.split("~", 1)[1] for c in small[1:]
+            c.id.split("~", 1)[1]
+            for c in small[1:]
             if _fixes(by_case.get(bases["minimal"].id, {}), by_case.get(c.id, {}))
-        }  # fmt: skip
+        }
         original = [original[0], *(c for c in original[1:] if c.id.split("~", 1)[1] in fixed)]
     say(f"  {len(original) - 1} spellings of the original × {len(cells)} releases of {package}")
     if len(original) > 1:  # else nothing to compare the original with: not run again
@@ -225,10 +228,13 @@ def known_like(
     good = finding.good_cell.version(finding.package) if finding.good_cell else None
 
     def like(known: KnownFailure, message: bool) -> bool:
-        return (known.package == finding.package and finding.check in known.checks
-                and in_range(bad, known.versions)
-                and (good is None or not in_range(good, known.versions))
-                and not unlike(known, finding.result, message))  # fmt: skip
+        return (
+            known.package == finding.package
+            and finding.check in known.checks
+            and in_range(bad, known.versions)
+            and (good is None or not in_range(good, known.versions))
+            and not unlike(known, finding.result, message)
+        )
 
     found = {k.link: k.reason for k in declared if like(k, message=True)}
     ops = {n.op_type for n in minimal.graph.node} if minimal is not None else set()

@@ -80,9 +80,10 @@ class Wheel:
 
 
 RAPIDOCR = Wheel(
-    "rapidocr-onnxruntime", "1.4.4",
+    "rapidocr-onnxruntime",
+    "1.4.4",
     "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
-)  # fmt: skip
+)
 NUDENET = Wheel(
     "nudenet", "3.4.2", "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331"
 )
@@ -103,24 +104,55 @@ class Model:
 
 
 MODELS = (
-    Model("ppocr_v2_cls", RAPIDOCR,
-          "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
-          "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c"),
-    Model("ppocr_v4_det", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
-          "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9"),
-    Model("ppocr_v4_rec", RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
-          "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b"),
-    Model("nudenet_320n", NUDENET, "nudenet/320n.onnx",
-          "c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f"),
-    Model("magika_standard_v1", MAGIKA, "magika/models/standard_v1/model.onnx",
-          "71892ac28ffe028b9512561584970417f8cee1f2fbb7624634f4032cb92a0a5a"),
-    Model("ddddocr_common_old", DDDDOCR, "ddddocr/common_old.onnx",
-          "b8f2ad9cbc1f2e3922a6cb9459e30824e7e2467f3fb4fd61420640e34ea0bf68"),
-    Model("ddddocr_common", DDDDOCR, "ddddocr/common.onnx",
-          "33b5cd351ee94e73a6bf8fa18c415ed8b819b3ffd342e267c30d8ad8334e34e8"),
-    Model("ddddocr_common_det", DDDDOCR, "ddddocr/common_det.onnx",
-          "6faa8ea85a8c1a634e5050c4a138fca10f30194e0d7abbe9ade1fcd423af6ed6"),
-)  # fmt: skip
+    Model(
+        "ppocr_v2_cls",
+        RAPIDOCR,
+        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+    ),
+    Model(
+        "ppocr_v4_det",
+        RAPIDOCR,
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+        "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+    ),
+    Model(
+        "ppocr_v4_rec",
+        RAPIDOCR,
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+        "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b",
+    ),
+    Model(
+        "nudenet_320n",
+        NUDENET,
+        "nudenet/320n.onnx",
+        "c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f",
+    ),
+    Model(
+        "magika_standard_v1",
+        MAGIKA,
+        "magika/models/standard_v1/model.onnx",
+        "71892ac28ffe028b9512561584970417f8cee1f2fbb7624634f4032cb92a0a5a",
+    ),
+    Model(
+        "ddddocr_common_old",
+        DDDDOCR,
+        "ddddocr/common_old.onnx",
+        "b8f2ad9cbc1f2e3922a6cb9459e30824e7e2467f3fb4fd61420640e34ea0bf68",
+    ),
+    Model(
+        "ddddocr_common",
+        DDDDOCR,
+        "ddddocr/common.onnx",
+        "33b5cd351ee94e73a6bf8fa18c415ed8b819b3ffd342e267c30d8ad8334e34e8",
+    ),
+    Model(
+        "ddddocr_common_det",
+        DDDDOCR,
+        "ddddocr/common_det.onnx",
+        "6faa8ea85a8c1a634e5050c4a138fca10f30194e0d7abbe9ade1fcd423af6ed6",
+    ),
+)
 
 
 def cache_dir() -> Path:
@@ -138,9 +170,22 @@ def unpacked(wheel: Wheel, cache: Path) -> Path:
         requirements = Path(tmp) / "requirements.txt"
         requirements.write_text(wheel.requirement + "\n")
         staging = Path(tmp) / "target"
-        command = [uv, "pip", "install", "--quiet", "--python", sys.executable, "--no-deps",
-                   "--only-binary", ":all:", "--require-hashes", "--target", str(staging),
-                   "-r", str(requirements)]  # fmt: skip
+        command = [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            sys.executable,
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--require-hashes",
+            "--target",
+            str(staging),
+            "-r",
+            str(requirements),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             sys.exit(f"make_models.py: {wheel.name}=={wheel.version}: {done.stderr.strip()}")

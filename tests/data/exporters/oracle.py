@@ -192,8 +192,10 @@ def inner_model(path, outputs_file):
     os.chdir(str(path.parent))
     model = onnx.load(str(path))
     feeds = _feeds(path)
-    facts = {"ir_version": model.ir_version,
-             "opset_import": [[o.domain, o.version] for o in model.opset_import]}  # fmt: skip
+    facts = {
+        "ir_version": model.ir_version,
+        "opset_import": [[o.domain, o.version] for o in model.opset_import],
+    }
     facts["checker"], _ = _attempt(lambda: onnx.checker.check_model(model, full_check=False))
     facts["checker_full"], _ = _attempt(lambda: onnx.checker.check_model(model, full_check=True))
     facts["shape_inference"], _ = _attempt(
@@ -265,13 +267,19 @@ def _annotations(model, feeds, path, ort):
     out_names = [o.name for o in session.get_outputs()]
     got = dict(zip(out_names, session.run(None, feeds), strict=True))
     order = [n for node in graph.node for n in node.output]
-    values = [(name, info, got[name], role)
-              for name in order if name in annotated and name in got
-              for info, role in annotated[name]]  # fmt: skip
+    values = [
+        (name, info, got[name], role)
+        for name in order
+        if name in annotated and name in got
+        for info, role in annotated[name]
+    ]
     violations = judge(model, feeds, values)
-    negative = [f"{i.name} axis {k}" for i in list(graph.input) + list(graph.output)
-                for k, d in enumerate(i.type.tensor_type.shape.dim)
-                if d.WhichOneof("value") == "dim_value" and d.dim_value < 0]  # fmt: skip
+    negative = [
+        f"{i.name} axis {k}"
+        for i in list(graph.input) + list(graph.output)
+        for k, d in enumerate(i.type.tensor_type.shape.dim)
+        if d.WhichOneof("value") == "dim_value" and d.dim_value < 0
+    ]
     return {
         "annotated": sum(len(v) for v in annotated.values()),
         "observed": len(values),
@@ -316,17 +324,25 @@ def inner_versions():
     import onnx
     import onnxruntime
 
-    return {"python": platform.python_version(), "onnx": onnx.__version__,
-            "onnxruntime": onnxruntime.__version__, "numpy": numpy.__version__,
-            "protobuf": google.protobuf.__version__}  # fmt: skip
+    return {
+        "python": platform.python_version(),
+        "onnx": onnx.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "numpy": numpy.__version__,
+        "protobuf": google.protobuf.__version__,
+    }
 
 
 def _run_inner(python, args, timeout):
     """(JSON result or None, stderr, seconds, timed out)."""
     start = time.perf_counter()
     try:
-        proc = subprocess.run([python, str(Path(__file__).resolve()), "--inner", *args],
-                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        proc = subprocess.run(
+            [python, str(Path(__file__).resolve()), "--inner", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return None, "", round(time.perf_counter() - start, 1), True
     elapsed = round(time.perf_counter() - start, 1)
@@ -343,9 +359,13 @@ def judge_model(python, path, reference_timeout):
         return {"crash": "the checks and onnxruntime runs took more than 900 s"}
     if "crash" in facts:
         return facts
-    facts["ort_warnings"] = sorted({
-        re.sub(r"^.*?\] ", "", line).strip()[:300] for line in stderr.splitlines()
-        if "W:onnxruntime" in line or "does not match actual shape" in line})  # fmt: skip
+    facts["ort_warnings"] = sorted(
+        {
+            re.sub(r"^.*?\] ", "", line).strip()[:300]
+            for line in stderr.splitlines()
+            if "W:onnxruntime" in line or "does not match actual shape" in line
+        }
+    )
     ref, _, elapsed, timed_out = _run_inner(
         python, ["reference", str(path), outputs_file], reference_timeout
     )

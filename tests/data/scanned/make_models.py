@@ -52,9 +52,17 @@ from fixture_files import sha256
 
 HERE = Path(__file__).resolve().parent
 #: the producers and what they need, pinned: the venv holds these and their dependencies
-PRODUCERS = ("onnxscript==0.7.2", "onnx-ir==1.1.0", "skl2onnx==1.20.0", "scikit-learn==1.9.1",
-             "scipy==1.17.1", "onnx==1.23.2", "numpy==2.4.6", "protobuf==7.36.2",
-             "ml-dtypes==0.7.0")  # fmt: skip
+PRODUCERS = (
+    "onnxscript==0.7.2",
+    "onnx-ir==1.1.0",
+    "skl2onnx==1.20.0",
+    "scikit-learn==1.9.1",
+    "scipy==1.17.1",
+    "onnx==1.23.2",
+    "numpy==2.4.6",
+    "protobuf==7.36.2",
+    "ml-dtypes==0.7.0",
+)
 
 
 def venv_dir() -> Path:
@@ -73,9 +81,18 @@ def producers_python() -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     for command in (
         [uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
-        [uv, "pip", "install", "--quiet", "--python", str(python), "--only-binary", ":all:",
-         *PRODUCERS],
-    ):  # fmt: skip
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(python),
+            "--only-binary",
+            ":all:",
+            *PRODUCERS,
+        ],
+    ):
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             sys.exit(f"make_models.py: {' '.join(command[:3])}: {done.stderr.strip()}")
