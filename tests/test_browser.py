@@ -30,7 +30,8 @@ import pytest
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report, read_json
-from compat.core.vocabulary import ENTRIES, ON_DEMAND, SQUARES
+from compat.core.squares import SQUARES
+from compat.core.vocabulary import ENTRIES, ON_DEMAND
 from compat.render.html import render_html
 from compat.render.scoreboard import render_scoreboard_html
 from tests.helpers import start_chromium

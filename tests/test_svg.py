@@ -22,7 +22,7 @@ import pytest
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report
-from compat.core.vocabulary import SQUARES
+from compat.core.squares import SQUARES
 from compat.render.outputs import RENDERERS, Style
 from compat.render.scoreboard import scoreboard_rows
 from compat.render.summary import summarize

@@ -13,22 +13,19 @@ from typing import Any
 
 import pytest
 
-from compat.core import vocabulary
+from compat.core import axis_names
+from compat.core.axis_names import AXES, axis_row, split_axis
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
+from compat.core.squares import SQUARES, SquareRow
 from compat.core.vocabulary import (
-    AXES,
     BREAKS,
     CELL_STATES,
     ENTRIES,
     ENUM_ORDER,
     NOT_RUN,
     OUTCOMES,
-    SQUARES,
     WORKS,
     EntryRow,
-    SquareRow,
-    axis_row,
-    split_axis,
 )
 from compat.plan.config import load_config
 from compat.plan.matrix import expand
@@ -88,7 +85,7 @@ def test_every_axis_a_plan_has_exactly_one_row() -> None:
     assert named - set(pythons) | ids == set(AXES)
     assert axis_row("onnxruntime").short == "ort"
     assert axis_row("onnx@3.12").releases == "onnx releases on Python 3.12"
-    unknown = vocabulary.AxisRow("protobuf", "protobuf", "protobuf", "protobuf", "")
+    unknown = axis_names.AxisRow("protobuf", "protobuf", "protobuf", "protobuf", "")
     assert axis_row("protobuf") == unknown
 
 

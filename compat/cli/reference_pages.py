@@ -104,7 +104,8 @@ _SHOWN = "`--ascii` · terminal · junit.xml"
 
 def outcomes_page() -> str:
     from compat.core.outcomes import UNEXPECTED
-    from compat.core.vocabulary import BROKEN, CELL_STATES, OUTCOMES, SQUARES
+    from compat.core.squares import SQUARES
+    from compat.core.vocabulary import BROKEN, CELL_STATES, OUTCOMES
 
     outcomes = [
         (

@@ -12,9 +12,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from compat.core.axis_names import axis_row
 from compat.core.outcomes import CellRecord
 from compat.core.versions import exact_pin
-from compat.core.vocabulary import axis_row
 
 
 def axis_python(cell: CellRecord) -> str:

@@ -1,11 +1,12 @@
-"""The words, marks and colours of every report, one table per concept.
+"""The words, marks and colours of every report's entries, one table per concept:
+outcomes and cell states here; summary squares in compat.core.squares, axes in
+compat.core.axis_names.
 
-An outcome (`fail`), a cell's state (`install-error`), a summary square's state
-(`unexpected`) and an axis (`onnxruntime`) read the same in the terminal, the docs, the
-HTML page (which gets these tables in its JSON), the SVG picture, matrix.md, junit.xml
-and the scoreboard, because each renderer reads its row here: a new outcome is one row,
-and every table, sentence and legend shows it. A field is here only because some
-renderer reads it.
+An outcome (`fail`) and a cell's state (`install-error`) read the same in the terminal,
+the docs, the HTML page (which gets these tables in its JSON), the SVG picture,
+matrix.md, junit.xml and the scoreboard, because each renderer reads its row here: a
+new outcome is one row, and every table, sentence and legend shows it. A field is here
+only because some renderer reads it.
 """
 
 from __future__ import annotations
@@ -51,52 +52,6 @@ class OutcomeRow(EntryRow):
     bucket: str
     #: its junit.xml element: failure, error, skipped, or "" (a passing testcase)
     junit: str
-
-
-@dataclass(frozen=True)
-class SquareRow:
-    """A summary square's state: one family on one release, worst result shown."""
-
-    #: the docs index's text form of the picture: 🐞
-    mark: str
-    #: the same in plain text (`--ascii`)
-    ascii: str
-    #: the terminal's summary grid: x
-    letter: str
-    #: its ANSI colour there ("" for none)
-    ansi: str
-    #: the terminal's legend ("" for no entry in it)
-    said: str
-    #: the picture's legend and tooltips
-    name: str
-    #: every legend's explanation (docs, picture, page)
-    meaning: str
-    #: on the page: the colours of the outcome it stands for
-    colours: tuple[str, str]
-    #: in the picture (summary.svg): (fill, number)
-    picture: tuple[str, str]
-    #: the page: the outcome filter a click on the square sets ("" for none)
-    filter: str
-
-
-@dataclass(frozen=True)
-class AxisRow:
-    """An axis of the matrix: the releases of one package, the other held at one."""
-
-    #: table headers and sentences: onnxruntime
-    name: str
-    #: narrow places (the terminal's summary, a column's title): ort
-    short: str
-    #: the picture's group title: onnxruntime releases
-    releases: str
-    #: a family page's heading over its tables
-    heading: str
-    #: the package held at one release along it ("" for the cells of a cross product)
-    other: str
-
-    def label(self, release: str) -> str:
-        """How a cell id names its release along this axis: `ort1.24.4`."""
-        return f"{self.short}{release}"
 
 
 #: Every outcome, in the order of the docs' and the page's legends (the enum's order is
@@ -323,9 +278,6 @@ ENUM_ORDER: tuple[str, ...] = (
 #: a release without a wheel, a run of the corpus alone no model a release cannot read,
 #: and their legends read as they always did.
 ON_DEMAND = frozenset({*(state.value for state in NOT_APPLICABLE), Outcome.UNSUPPORTED.value})
-#: The summary square a cell shows that has no wheel for its Python: not applicable, as
-#: a cell that ran nothing; where a report has such cells, the legends say so.
-NOT_RUN_OR_NO_WHEEL = "not run, or no wheel of that release for that Python"
 
 
 def listed(keys: Iterable[str], present: Collection[str]) -> list[str]:
@@ -340,156 +292,3 @@ UNEXPECTED_ENTRIES = frozenset({*(o.value for o in UNEXPECTED), *(s.value for s 
 #: included); a skip is neither.
 WORKS = frozenset(o for o, row in OUTCOMES.items() if row.works is True)
 BREAKS = frozenset(o for o, row in OUTCOMES.items() if row.works is False)
-
-#: A square's state, worst first: what a reader must see before anything else.
-SQUARES: dict[str, SquareRow] = {
-    "broken": SquareRow(
-        mark="📦",
-        ascii="BROKEN",
-        letter="B",
-        ansi="1;35",
-        said="environment broken",
-        name="environment broken",
-        meaning="the environment could not be built or imported",
-        colours=CELL_STATES[CellState.INSTALL_ERROR].colours,
-        picture=("#6b7785", "#ffffff"),
-        filter="unexpected",
-    ),
-    "unexpected": SquareRow(
-        mark="❌",
-        ascii="UNEXPECTED",
-        letter="!",
-        ansi="1;31",
-        said="N unexpected",
-        name="unexpected results",
-        meaning="unexpected results: failures, errors, crashes, flaky, xpass, unsupported",
-        colours=OUTCOMES[Outcome.FAIL].colours,
-        picture=("#d33a2c", "#ffffff"),
-        filter="unexpected",
-    ),
-    "known": SquareRow(
-        mark="🐞",
-        ascii="known",
-        letter="x",
-        ansi="33",
-        said="known upstream bugs only",
-        name="only known bugs",
-        meaning="only known upstream bugs (xfail) besides passes",
-        colours=OUTCOMES[Outcome.XFAIL].colours,
-        picture=("#e8a33d", "#2b1d00"),
-        filter="xfail",
-    ),
-    "pass": SquareRow(
-        mark="✅",
-        ascii="ok",
-        letter=".",
-        ansi="32",
-        said="all pass",
-        name="passes",
-        meaning="every check that applies passes",
-        colours=OUTCOMES[Outcome.PASS].colours,
-        picture=("#8fd3a1", "#1f2328"),
-        filter="",
-    ),
-    "skip": SquareRow(
-        mark="⏭️",
-        ascii="skip",
-        letter="s",
-        ansi="90",
-        said="skipped",
-        name="skipped",
-        meaning="nothing applies to this release (skipped)",
-        colours=OUTCOMES[Outcome.SKIP].colours,
-        picture=("#b9c2cc", "#1f2328"),
-        filter="",
-    ),
-    NOT_RUN: SquareRow(
-        mark="—",
-        ascii="n/a",
-        letter=" ",
-        ansi="",
-        said="",
-        name="not run",
-        meaning="not run",
-        colours=NOT_RUN_ROW.colours,
-        picture=("#f3f5f7", "#59636e"),
-        filter="",
-    ),
-}
-
-#: The axes of a matrix: each package's releases, or every cell of a cross product.
-AXES: dict[str, AxisRow] = {
-    "onnx": AxisRow(
-        name="onnx",
-        short="onnx",
-        releases="onnx releases",
-        heading="On onnx releases",
-        other="onnxruntime",
-    ),
-    "onnxruntime": AxisRow(
-        name="onnxruntime",
-        short="ort",
-        releases="onnxruntime releases",
-        heading="On onnxruntime releases",
-        other="onnx",
-    ),
-    "cell": AxisRow(
-        name="cell",
-        short="cell",
-        releases="cells",
-        heading="On each environment",
-        other="",
-    ),
-    # the interpreter: it multiplies the other axes (their keys become `onnx@3.12`) and
-    # names itself first in a cell id (`py3.12-onnx1.18.0-ort1.24.4`)
-    "python": AxisRow(
-        name="Python",
-        short="py",
-        releases="Python versions",
-        heading="On Python versions",
-        other="",
-    ),
-}
-
-
-def split_axis(key: str) -> tuple[str, str]:
-    """`onnx@3.12` -> ("onnx", "3.12"): an axis of a plan of several Pythons is one
-    package's releases on one of them; ("onnx", "") otherwise."""
-    axis, _, python = key.partition("@")
-    return axis, python
-
-
-def axis_row(key: str) -> AxisRow:
-    """An axis's row; an axis this table does not know is called by its key everywhere.
-    On one Python of several (`onnx@3.12`), its titles say which."""
-    axis, python = split_axis(key)
-    row = AXES.get(axis) or AxisRow(axis, axis, axis, axis, "")
-    if not python:
-        return row
-    return AxisRow(
-        row.name,
-        row.short,
-        f"{row.releases} on Python {python}",
-        f"{row.heading}, Python {python}",
-        row.other,
-    )
-
-
-def python_key(python: str) -> tuple[int, ...]:
-    """`3.9` sorts before `3.13`."""
-    return tuple(int(part) for part in python.split(".") if part.isdigit())
-
-
-def ordered_axes(keys: Iterable[str]) -> list[str]:
-    """Axis keys in the reports' order: by Python (3.9 before 3.13), then onnx before
-    onnxruntime (AXES' order); keys of one Python keep the order they came in."""
-    keys = list(keys)
-    rank = {axis: i for i, axis in enumerate(AXES)}
-
-    def order(item: tuple[int, str]) -> tuple[tuple[int, ...], int, int]:
-        axis, python = split_axis(item[1])
-        if not python:
-            return (), 0, item[0]
-        return python_key(python), rank.get(axis, len(rank)), item[0]
-
-    return [key for _, key in sorted(enumerate(keys), key=order)]

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
+from compat.core.axis_names import axis_row, split_axis
 from compat.core.errors import UsageError
 from compat.core.versions import exact_pin, in_range, parse_version
-from compat.core.vocabulary import axis_row, split_axis
 from compat.plan.config import Config, Constraint
 
 

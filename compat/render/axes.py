@@ -5,15 +5,10 @@ no wheel for their Python (not applicable, never a failure)."""
 
 from __future__ import annotations
 
+from compat.core.axis_names import axis_row, ordered_axes, python_key, split_axis
 from compat.core.outcomes import CellRecord
 from compat.core.report import Report
-from compat.core.vocabulary import (
-    NOT_APPLICABLE,
-    axis_row,
-    ordered_axes,
-    python_key,
-    split_axis,
-)
+from compat.core.vocabulary import NOT_APPLICABLE
 
 
 def pythons(report: Report) -> tuple[str, ...]:

@@ -8,17 +8,11 @@ legend of marks and the environment of every column.
 
 from __future__ import annotations
 
+from compat.core.axis_names import axis_row, split_axis
 from compat.core.outcomes import CellRecord
 from compat.core.report import Report
-from compat.core.vocabulary import (
-    ENTRIES,
-    NOT_RUN,
-    NOT_RUN_OR_NO_WHEEL,
-    SQUARES,
-    axis_row,
-    listed,
-    split_axis,
-)
+from compat.core.squares import NOT_RUN_OR_NO_WHEEL, SQUARES
+from compat.core.vocabulary import ENTRIES, NOT_RUN, listed
 from compat.render.axes import axes_of, no_wheel_cells, python_title, pythons, states
 from compat.render.docs_pages import (
     bug_link,

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from compat.core.axis_names import axis_row, split_axis
 from compat.core.case import CHECK_TITLES
 from compat.core.outcomes import Outcome
 from compat.core.report import Report
-from compat.core.vocabulary import BROKEN, ENTRIES, NOT_APPLICABLE, NOT_RUN, axis_row, split_axis
+from compat.core.vocabulary import BROKEN, ENTRIES, NOT_APPLICABLE, NOT_RUN
 from compat.render.grid import Row, Table, build_tables, collapse, link_label, text_table, variant
 from compat.render.grid import verdict as row_verdict
 from compat.render.load_limits import FAMILY as LIMITS

@@ -10,18 +10,10 @@ from itertools import groupby
 
 import tabulate as tabulate_module
 
+from compat.core.axis_names import ordered_axes, split_axis
 from compat.core.outcomes import CellRecord, CellState, CheckResult
 from compat.core.report import Report
-from compat.core.vocabulary import (
-    BREAKS,
-    BROKEN,
-    ENTRIES,
-    NOT_APPLICABLE,
-    NOT_RUN,
-    WORKS,
-    ordered_axes,
-    split_axis,
-)
+from compat.core.vocabulary import BREAKS, BROKEN, ENTRIES, NOT_APPLICABLE, NOT_RUN, WORKS
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,13 @@ from collections import Counter
 from typing import Any
 
 from compat import resources
+from compat.core.axis_names import AXES, split_axis
 from compat.core.outcomes import CellState
 from compat.core.printed import repro_command
 from compat.core.report import Report
+from compat.core.squares import SQUARES
 from compat.core.suite import FAMILY as BACKEND_FAMILY
-from compat.core.vocabulary import AXES, ENTRIES, SQUARES, UNEXPECTED_ENTRIES, listed, split_axis
+from compat.core.vocabulary import ENTRIES, UNEXPECTED_ENTRIES, listed
 from compat.render.axes import (
     axis_title,
     no_wheel_cells,

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 
 from compat import resources
+from compat.core.axis_names import split_axis
 from compat.core.outcomes import Outcome
 from compat.core.report import Report
-from compat.core.vocabulary import split_axis
 
 FAMILY = "support_limits"
 #: the file's name (the renderer's, in compat/render/outputs.py)

@@ -16,10 +16,11 @@ from contextlib import suppress
 
 from packaging.version import InvalidVersion
 
+from compat.core.axis_names import AXES, axis_row, split_axis
 from compat.core.outcomes import CellRecord, CellState
 from compat.core.report import Report
 from compat.core.versions import version_key
-from compat.core.vocabulary import AXES, NOT_APPLICABLE, axis_row, split_axis
+from compat.core.vocabulary import NOT_APPLICABLE
 from compat.render.axes import axes_of, held, pair_only, pythons
 from compat.render.text import md_text
 

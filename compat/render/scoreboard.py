@@ -13,11 +13,12 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 
+from compat.core.axis_names import split_axis
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
 from compat.core.suite import FAMILY
 from compat.core.versions import version_key
-from compat.core.vocabulary import OUTCOMES, WORKS, split_axis
+from compat.core.vocabulary import OUTCOMES, WORKS
 from compat.render.axes import axes_of, pythons
 from compat.render.grid import text_table
 from compat.render.text import md_code, md_text

@@ -8,16 +8,11 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion
 
+from compat.core.axis_names import axis_row, ordered_axes, split_axis
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
 from compat.core.versions import version_key
-from compat.core.vocabulary import (
-    BROKEN,
-    NOT_RUN,
-    axis_row,
-    ordered_axes,
-    split_axis,
-)
+from compat.core.vocabulary import BROKEN, NOT_RUN
 from compat.render.grid import BAD, build_tables, link_label
 
 

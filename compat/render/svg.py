@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from compat.core.axis_names import axis_row
 from compat.core.report import Report
-from compat.core.vocabulary import NOT_RUN, NOT_RUN_OR_NO_WHEEL, SQUARES, axis_row
+from compat.core.squares import NOT_RUN_OR_NO_WHEEL, SQUARES
+from compat.core.vocabulary import NOT_RUN
 from compat.render.axes import no_wheel_cells, python_title, pythons
 from compat.render.scoreboard import COLUMNS, scoreboard_rows
 from compat.render.summary import Square, Summary, bands, summarize

@@ -8,10 +8,12 @@ import textwrap
 from collections import Counter
 from typing import Any
 
+from compat.core.axis_names import axis_row
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.report import Report
+from compat.core.squares import SQUARES
 from compat.core.versions import holds, in_range
-from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, SQUARES, axis_row, listed
+from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, listed
 from compat.render.axes import (
     axis_title,
     no_wheel_cells,

@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from compat.core.vocabulary import NOT_RUN, SQUARES, axis_row
+from compat.core.axis_names import axis_row
+from compat.core.squares import SQUARES
+from compat.core.vocabulary import NOT_RUN
 from compat.render.summary import Square, Summary, bands
 from compat.render.text import one_line, printable
 

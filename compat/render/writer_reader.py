@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
+from compat.core.axis_names import python_key
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.report import Report
 from compat.core.versions import version_key
-from compat.core.vocabulary import NOT_RUN_ROW, OUTCOMES, python_key
+from compat.core.vocabulary import NOT_RUN_ROW, OUTCOMES
 from compat.render.axes import pythons
 from compat.render.text import md_text
 
