@@ -27,13 +27,13 @@ from compat.plan.config import load_config
 from compat.render.docs import render_docs
 from compat.render.docs_pages import family_page
 from compat.render.grid import build_tables
+from compat.render.heatmap import heatmap_svg
 from compat.render.html import page_data, render_html
 from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
 from compat.render.outputs import RENDERERS, Style
 from compat.render.pythons import render_pythons
 from compat.render.summary import summarize
-from compat.render.svg import heatmap_svg
 from compat.render.terminal import closing_line, render_grid, render_summary, render_unexpected
 from compat.render.writer_reader import render_writer_reader
 from compat.workflow.finish import claims, finish

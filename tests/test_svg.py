@@ -23,10 +23,11 @@ import pytest
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report
 from compat.core.squares import SQUARES
+from compat.render.heatmap import heatmap_svg
 from compat.render.outputs import RENDERERS, Style
+from compat.render.passrate import passrate_svg
 from compat.render.scoreboard import scoreboard_rows
 from compat.render.summary import summarize
-from compat.render.svg import heatmap_svg, passrate_svg
 from tests.helpers import start_chromium
 from tests.test_docs_pages import default_matrix
 from tests.test_report import sample_report

@@ -32,11 +32,11 @@ from compat.plan.matrix import expand
 from compat.render.docs import render_docs
 from compat.render.docs_pages import family_page
 from compat.render.grid import build_tables, verdict
+from compat.render.heatmap import heatmap_svg
 from compat.render.html import page_data
 from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
 from compat.render.summary import square_of
-from compat.render.svg import heatmap_svg
 from compat.render.terminal import closing_line, render_grid, render_summary
 from compat.render.writer_reader import render_writer_reader
 from tests.conftest import ROOT

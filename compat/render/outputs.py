@@ -18,13 +18,14 @@ from compat.core.report import Report, dumps
 from compat.core.suite import FAMILY as SUITE
 from compat.render.docs import render_docs
 from compat.render.docs_pages import FOLDER, family_pages
+from compat.render.heatmap import heatmap_svg
 from compat.render.html import render_html
 from compat.render.junit import render_junit
 from compat.render.load_limits import LOAD_LIMITS, render_load_limits
 from compat.render.markdown import render_markdown
+from compat.render.passrate import passrate_svg
 from compat.render.pythons import render_pythons
 from compat.render.scoreboard import render_scoreboard, render_scoreboard_html
-from compat.render.svg import heatmap_svg, passrate_svg
 from compat.render.writer_reader import render_writer_reader
 
 
