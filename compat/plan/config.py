@@ -12,6 +12,7 @@ from typing import Any
 
 from compat import resources
 from compat.core.errors import ConfigError
+from compat.core.install import Project
 from compat.core.versions import parse_range, parse_version
 from compat.plan.known_tables import PACKAGES, KnownEntry, known_tables
 from compat.plan.pythons import PythonTable, python_table
@@ -127,6 +128,8 @@ class Config:
     #: the project's PEP 735 dependency groups and its extras, installed in every cell
     groups: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
+    #: the project every cell installs (its wheel): set by compat/workflow/project.py
+    project: Project | None = None
     #: the built-in cases run beside the project's own models and commands
     corpus: str = "all"
     #: seconds one of the project's commands may run (a whole test suite), apart from
