@@ -22,9 +22,9 @@ from compat.cell.verdict import Verdict
 from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.discover import write_case
 from compat.corpus.dropin import load_dropins
-from compat.followup.triage.command import Triaged
 from compat.followup.triage.finding_report import finding_markdown
 from compat.followup.triage.findings import Finding
+from compat.followup.triage.triaged import Triaged
 from compat.plan.matrix import Cell
 from tests.conftest import ROOT
 

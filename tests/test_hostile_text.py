@@ -20,9 +20,9 @@ from compat.core.family import FamilyRow
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report
 from compat.corpus.backend_suite import FAMILY as SUITE
-from compat.followup.triage.command import Triaged
 from compat.followup.triage.finding_report import finding_markdown
 from compat.followup.triage.findings import Finding
+from compat.followup.triage.triaged import Triaged
 from compat.plan.matrix import Cell
 from compat.render.families import render_block
 from compat.render.outputs import RENDERERS, Style, files

@@ -110,6 +110,44 @@ def test_there_are_no_cycles_between_folders() -> None:
         visit(name, ())
 
 
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(ROOT).with_suffix("")
+    return ".".join(relative.parts[:-1] if relative.name == "__init__" else relative.parts)
+
+
+def _imported_modules(path: Path, modules: set[str]) -> set[str]:
+    """The host modules `path` imports (a package's `__init__` left out: it holds nothing)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                found.add(full if full in modules else node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found & modules
+
+
+def test_there_are_no_cycles_between_modules() -> None:
+    """Inside a folder too, modules form an order: a module that needs a type of the one
+    that imports it moves the type below both."""
+    paths = {_module_name(p): p for p in _modules() if p.name != "__init__.py"}
+    graph = {name: _imported_modules(path, set(paths)) - {name} for name, path in paths.items()}
+    done: set[str] = set()
+
+    def visit(node: str, trail: tuple[str, ...]) -> None:
+        assert node not in trail, (
+            f"import cycle: {' -> '.join((*trail[trail.index(node) :], node))}"
+        )
+        if node not in done:
+            for target in sorted(graph[node]):
+                visit(target, (*trail, node))
+            done.add(node)
+
+    for name in sorted(graph):
+        visit(name, ())
+
+
 def test_the_table_itself_has_no_cycle() -> None:
     """The allowed-imports table is a strict order: no folder may (even transitively)
     import one that may import it."""

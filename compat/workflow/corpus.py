@@ -13,9 +13,8 @@ from compat.corpus.dropin import load_dropins, slug
 from compat.corpus.known import attach
 from compat.corpus.usercommand import DESCRIPTION, FAMILY, check_uncached, command_cases
 from compat.plan.config import Config
-from compat.workflow.listing import default_corpus
 from compat.workflow.plan import globs
-from compat.workflow.request import Request
+from compat.workflow.request import Request, default_corpus
 
 #: `corpus = "seed"`: the families of the documents the corpus grew from (../seeds).
 SEED_FAMILIES = ("annotations", "conv_bias_fusion", "pad_pads_from_constant", "shape_slice_folding")

@@ -1,24 +1,13 @@
-"""Where the case modules come from, and the cases as `--list` prints them, without
-importing onnx when nothing they are made from changed (compat/state/listing.py)."""
+"""The cases as `--list` prints them, without importing onnx when nothing they are made
+from changed (compat/state/listing.py)."""
 
 from __future__ import annotations
 
-import importlib.resources
 from dataclasses import asdict
-from pathlib import Path
 
 from compat.plan.config import Config
 from compat.state.listing import Listed, listing_key, recall_listing, remember_listing
-from compat.workflow.request import Request
-
-
-def default_corpus(config: Path) -> Path:
-    """`cases/` beside the config when the project has one (this repository does), else
-    the built-in corpus shipped with onnx-compat (`compat.builtin_cases`)."""
-    beside = config.resolve().parent / "cases"
-    if beside.is_dir():
-        return beside
-    return Path(str(importlib.resources.files("compat.builtin_cases")))
+from compat.workflow.request import Request, default_corpus
 
 
 def list_corpus(request: Request, config: Config) -> list[Listed]:

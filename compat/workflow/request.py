@@ -9,6 +9,7 @@ group's defaults, which are the command line's own.
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import sys
 from dataclasses import dataclass, field
@@ -92,3 +93,12 @@ class Request:
     def state_dir(self) -> Path:
         """`--state-dir`, else `.compat/` beside the config (commands without the option too)."""
         return Path(self.run.state_dir or self.root / ".compat").resolve()
+
+
+def default_corpus(config: Path) -> Path:
+    """`cases/` beside the config when the project has one (this repository does), else
+    the built-in corpus shipped with onnx-compat (`compat.builtin_cases`)."""
+    beside = config.resolve().parent / "cases"
+    if beside.is_dir():
+        return beside
+    return Path(str(importlib.resources.files("compat.builtin_cases")))

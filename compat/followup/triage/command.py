@@ -12,8 +12,8 @@ The phases, each a function of the one before:
 4. workaround (workaround.py): every rewrite of the catalogue applied to the original
    and the minimal model, run on the axis; a failure hiding behind the worked-around
    one becomes a finding of its own;
-5. report: compat/followup/triage/report.py writes report.md, minimal.onnx/.npz, repro.py and
-   triage.json.
+5. report: compat/followup/triage/report.py writes what each finding came to
+   (triaged.py): report.md, minimal.onnx/.npz, repro.py and triage.json.
 
 Every phase runs on one Python: `--python 3.12`'s (the cells' ids then name it), the
 config's when it names one, else the interpreter onnx-compat runs on.
@@ -53,13 +53,13 @@ from compat.followup.triage.common import FAMILY, clip, only_check, plural, say
 from compat.followup.triage.findings import Finding, findings_of, same_way
 from compat.followup.triage.minimal import Minimal, describe, minimal_model
 from compat.followup.triage.report import write_triage
-from compat.followup.triage.workaround import Spelling, known_like, spellings
+from compat.followup.triage.triaged import Triaged
+from compat.followup.triage.workaround import known_like, spellings
 from compat.plan.config import Config, load_config
 from compat.plan.matrix import Plan
-from compat.workflow.listing import default_corpus
 from compat.workflow.plan import follow_axes, resolve_plan
 from compat.workflow.project import fixed_requirements, prepare_project, project_config
-from compat.workflow.request import PlanRequest, Request
+from compat.workflow.request import PlanRequest, Request, default_corpus
 from compat.workflow.settings import settings_of
 
 
@@ -75,26 +75,6 @@ class TriageRequest:
 
     def out(self) -> Path:
         return self.common.run.out or Path("reports") / "triage" / slug(self.model.stem)
-
-
-@dataclass
-class Triaged:
-    """Everything the report says about one finding."""
-
-    finding: Finding
-    original_nodes: int
-    minimal: Minimal | None = None
-    minimal_note: str = ""  # why there is no minimal model
-    spellings: list[Spelling] = field(default_factory=list)
-    #: (rewrite, release, result): the original, with a rewrite that fixes the minimal
-    #: model, fails another way there: a second failure hidden behind this one
-    hidden: list[tuple[str, str, str]] = field(default_factory=list)
-    #: known bugs of the corpus like this one: (reason, link)
-    known: list[tuple[str, str]] = field(default_factory=list)
-    #: how it came to light when not in the model as given ("once finding 1 is …")
-    behind: str = ""
-    #: the findings triaged from the failure hiding behind this one
-    followed: list[int] = field(default_factory=list)
 
 
 #: the most findings one triage follows (failures hiding behind others included)

@@ -25,9 +25,9 @@ from compat.followup.triage.common import clip, plural
 from compat.render.text import md_address, md_code, md_fence, md_text
 
 if TYPE_CHECKING:
-    from compat.followup.triage.command import Triaged
     from compat.followup.triage.findings import Finding
     from compat.followup.triage.minimal import Minimal
+    from compat.followup.triage.triaged import Triaged
 
 #: plain-Python versions of the checks, for the report: a maintainer runs these as is
 SNIPPETS = resources.TRIAGE_SNIPPETS

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from compat.core.case import Case
     from compat.core.outcomes import CheckResult
     from compat.core.report import Report
-    from compat.followup.triage.command import Triaged
+    from compat.followup.triage.triaged import Triaged
 
 
 def folder_name(number: int, item: Triaged) -> str:
