@@ -22,10 +22,30 @@ def warn(message: str) -> None:
     print(f"onnx-compat: warning: {message}", file=sys.stderr, flush=True)
 
 
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: The process's umask, read once at import (reading it means setting it, which is not
+#: safe once threads write files).
+UMASK = _current_umask()
+
+
+def _scratch(target: Path) -> tuple[int, str]:
+    """A new file beside `target`, open for writing, with the mode `open` would give it
+    (0666 less the umask: 0644 under umask 022), not mkstemp's private 0600, so a report
+    served from a docs server is readable there."""
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.fchmod(handle, 0o666 & ~UMASK)
+    return handle, name
+
+
 def replace_text(path: Path, text: str) -> None:
     """Writes `path` whole or not at all (a unique scratch name: runs share the directory),
     so an interrupted write never leaves a torn file to be found damaged later."""
-    handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    handle, scratch = _scratch(path)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as f:
             f.write(text)
@@ -68,7 +88,7 @@ def replace_all(folder: Path, texts: dict[str, str]) -> list[Path]:
     moved: list[tuple[Path, Path | None]] = []
     try:
         for target, text in zip(targets, texts.values(), strict=True):
-            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            handle, name = _scratch(target)
             with os.fdopen(handle, "w", encoding="utf-8") as f:
                 f.write(text)
             staged.append((Path(name), target))
