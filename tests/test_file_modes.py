@@ -25,7 +25,9 @@ for path in write_reports(read_json(Path(sys.argv[1])), Path(sys.argv[2])):
 
 
 @pytest.mark.subprocess
-@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+@pytest.mark.parametrize(
+    ("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)], ids=["022", "077", "002"]
+)
 def test_reports_are_written_with_the_users_umask(tmp_path: Path, umask: int, mode: int) -> None:
     out = tmp_path / "reports"
     done = subprocess.run(
