@@ -1,12 +1,8 @@
-"""`python -m compat` (and the nox sessions): load config → expand → select → run → render.
+"""`python -m compat` (and the nox sessions): parse the command line and dispatch.
 
-Subcommands: `matrix` runs the matrix; `scoreboard` the backend suite; `plan` prints the
-plan for a CI job matrix;
-`merge` combines shard reports; `repro` rebuilds one cell under exact pins;
-`bisect` finds the first release where an outcome changes; `triage` takes a failing
-model to an upstream report; `annotations` checks one
-model's shape annotations. This module only parses and dispatches: each command is one
-module of compat/cli/commands/, named in its table (`COMMANDS`).
+The subcommands are the rows of `COMMANDS` (compat/cli/commands/__init__.py), each one
+module of compat/cli/commands/; `onnx-compat --help` lists them from that table, so
+nothing here names them. This module only parses and dispatches.
 """
 
 from __future__ import annotations
