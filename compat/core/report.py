@@ -139,9 +139,15 @@ def _dumps(report: Report) -> str:
 def read_json(path: Path) -> Report:
     """The report stored at `path`; ValueError, saying what is wrong, for a file that is
     not one (a crafted shard, a name that would lead a page or a log out of its folder)."""
+    return parse_json(path.read_bytes())
+
+
+def parse_json(data: bytes) -> Report:
+    """The report in `data` (gzip-compressed or not, as `git show` gives a committed one);
+    ValueError, saying what is wrong, as `read_json`."""
     try:
-        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        return checked(Report.from_dict(json.loads(data)))
+        text = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+        return checked(Report.from_dict(json.loads(text)))
     except (KeyError, TypeError, AttributeError, IndexError, EOFError, gzip.BadGzipFile) as exc:
         raise ValueError(f"{type(exc).__name__}: {exc}") from None
 

@@ -1,0 +1,316 @@
+"""What changed since a baseline: two reports matched result by result, the differences
+typed, and carried inside the report so that matrix.json records them and every
+renderer shows them first.
+
+The API, for every command that takes `--baseline` and for anything built on it (a
+scheduled watch of new releases):
+
+- `compare(baseline, report, source) -> Changes`: the comparison. Results are matched by
+  case, check and the versions the check exercises (`exercised`: onnx's release for an
+  onnx check, onnxruntime's for an onnxruntime check, both for the others; with every
+  other exact pin of the cell, and its Python when either run has several): an onnx
+  check on a new onnxruntime release's cell is the same result as before, not a new one.
+- `attach(report, changes) -> Report`: the report with the comparison in `run`
+  (`run["baseline"]`: what was given and what it resolved to; `run["changes"]`: the
+  rest), its digest moved, so renderings made without it are not taken for its own.
+- `changes_of(report) -> Changes | None`: the comparison a report carries.
+
+A result in both runs is a `NEW_FAILURE` (unexpected now, not in the baseline),
+`FIXED` (the other way), `CHANGED` (unexpected in both, its message differs) or no
+change. A result on one side only is no change of the code but of the plan: it is
+counted (`new_results`, `gone_results`), and listed only when it is unexpected, as `NEW`
+(attributed to the new release it runs on, if any: `release`) or `GONE`. A broken cell
+is a result of its own (case and check ""). `Changes.gated` is what `--fail-on new`
+fails on: every result unexpected now and not unexpected in the baseline.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from compat.core.outcomes import CellRecord, CellState, CheckResult
+from compat.core.report import Report
+from compat.core.versions import exact_pin
+
+#: (package or "python", release) pairs, sorted: the versions a result depends on
+Versions = tuple[tuple[str, str], ...]
+#: what a result is matched by: (case, check, the versions it exercises)
+Key = tuple[str, str, Versions]
+
+#: The axes' own packages: a cell's release of them is read from the record, not its pins.
+_AXIS_PACKAGES = ("onnx", "onnxruntime", "onnx-weekly")
+
+
+class Kind(enum.StrEnum):
+    """How one result differs from the baseline's."""
+
+    NEW_FAILURE = "new-failure"
+    FIXED = "fixed"
+    CHANGED = "changed"
+    NEW = "new"  # unexpected, and the baseline has no such result
+    GONE = "gone"  # unexpected in the baseline, and this run has no such result
+
+
+#: Kinds in the order every renderer lists them, with their heading.
+HEADINGS = {
+    Kind.NEW_FAILURE: "new failures",
+    Kind.FIXED: "fixed",
+    Kind.CHANGED: "changed messages",
+    Kind.NEW: "unexpected on what the baseline did not run",
+    Kind.GONE: "unexpected in the baseline, not run now",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """The baseline: the `--baseline` value, a short name for "since …", and what it
+    resolved to (a commit, a file and its sha256), and when its run started."""
+
+    given: str
+    label: str
+    identity: str = ""
+    started: str = ""
+
+    def serialize(self) -> dict[str, str]:
+        return {
+            "given": self.given,
+            "label": self.label,
+            "identity": self.identity,
+            "started": self.started,
+        }
+
+
+@dataclass(frozen=True)
+class Change:
+    """One result that differs: where (a cell of this run; the baseline's for `GONE`),
+    what it said before and what it says now (`outcome@phase: detail`, "" for none)."""
+
+    kind: Kind
+    case: str
+    check: str
+    cell: str
+    versions: Versions
+    before: str = ""
+    after: str = ""
+    release: str = ""  # the new release it runs on ("onnxruntime 1.25.0"), if any
+
+    def serialize(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "case": self.case,
+            "check": self.check,
+            "cell": self.cell,
+            "versions": [list(pair) for pair in self.versions],
+            "before": self.before,
+            "after": self.after,
+            "release": self.release,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Change:
+        return cls(
+            kind=Kind(data["kind"]),
+            case=str(data["case"]),
+            check=str(data["check"]),
+            cell=str(data["cell"]),
+            versions=tuple((str(n), str(v)) for n, v in data["versions"]),
+            before=str(data.get("before", "")),
+            after=str(data.get("after", "")),
+            release=str(data.get("release", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Changes:
+    """A run set against its baseline."""
+
+    source: Source
+    changes: tuple[Change, ...] = ()
+    new_releases: tuple[str, ...] = ()  # "onnxruntime 1.25.0", in the run's axis order
+    gone_releases: tuple[str, ...] = ()
+    new_results: int = 0  # results the baseline has no counterpart of
+    gone_results: int = 0
+
+    def of(self, kind: Kind) -> list[Change]:
+        return [c for c in self.changes if c.kind is kind]
+
+    @property
+    def gated(self) -> list[Change]:
+        """Unexpected now and not unexpected in the baseline: what `--fail-on new` fails on."""
+        return [c for c in self.changes if c.kind in (Kind.NEW_FAILURE, Kind.NEW)]
+
+    def line(self) -> str:
+        """`since v1.4.0: 3 new failures, 12 fixed, 1 changed, 2 new releases`."""
+        counts = {kind: len(self.of(kind)) for kind in Kind}
+        failures = counts[Kind.NEW_FAILURE]
+        parts = [
+            f"{failures} new failure{'s' * (failures != 1)}",
+            f"{counts[Kind.FIXED]} fixed",
+            f"{counts[Kind.CHANGED]} changed",
+        ]
+        released = sum(1 for c in self.of(Kind.NEW) if c.release)
+        if self.new_releases:
+            n = len(self.new_releases)
+            failing = f" ({released} unexpected there)" if released else ""
+            parts.append(f"{n} new release{'s' * (n != 1)}{failing}")
+        if counts[Kind.NEW] - released:
+            parts.append(f"{counts[Kind.NEW] - released} unexpected on new cases or checks")
+        if self.gone_releases:
+            n = len(self.gone_releases)
+            parts.append(f"{n} release{'s' * (n != 1)} gone")
+        return f"since {self.source.label}: " + ", ".join(parts)
+
+    def serialize(self) -> dict[str, Any]:
+        return {
+            "changes": [c.serialize() for c in self.changes],
+            "new_releases": list(self.new_releases),
+            "gone_releases": list(self.gone_releases),
+            "new_results": self.new_results,
+            "gone_results": self.gone_results,
+        }
+
+
+def exercised(cell: CellRecord, axis: str, python: bool) -> Versions:
+    """The versions a check of the package `axis` ("onnx", "onnxruntime", else both)
+    depends on in `cell`: that release, the cell's other exact pins, its Python if
+    `python`. A broken cell's own key takes `axis` "" (both releases)."""
+    names = [axis] if axis in ("onnx", "onnxruntime") else ["onnx", "onnxruntime"]
+    found = {name: cell.version(name) for name in names}
+    # the pins as written (an InstallRequest's, or the strings older records hold)
+    written: Iterable[object] = getattr(cell.requirements, "pins", cell.requirements)
+    for requirement in written:
+        pin = exact_pin(str(requirement))
+        name = pin[0].lower().replace("_", "-") if pin else ""
+        if pin and name not in _AXIS_PACKAGES:
+            found[name] = pin[1]
+    if python:
+        found["python"] = cell.version("python")
+    return tuple(sorted(found.items()))
+
+
+def _several_pythons(report: Report) -> bool:
+    return any("@" in axis or axis == "python" for axis in report.axes)
+
+
+def _keyed(report: Report, python: bool) -> dict[Key, tuple[CheckResult | CellRecord, str]]:
+    """Each result by its key (an unexpected one first where cells share a key), with
+    its cell; each broken cell as a result of its own."""
+    cells = {c.id: c for c in report.cells}
+    axes = {case.id: case.checks for case in report.cases}
+    keyed: dict[Key, tuple[CheckResult | CellRecord, str]] = {}
+    for result in report.results:
+        axis = axes.get(result.case, {}).get(result.check, "")
+        key = (result.case, result.check, exercised(cells[result.cell], axis, python))
+        held = keyed.get(key)
+        if held is None or (result.outcome.unexpected and not _unexpected(held[0])):
+            keyed[key] = (result, result.cell)
+    for cell in report.broken_cells:
+        keyed[("", "", exercised(cell, "", python))] = (cell, cell.id)
+    return keyed
+
+
+def _unexpected(item: CheckResult | CellRecord) -> bool:
+    if isinstance(item, CellRecord):
+        return item.state not in (CellState.READY, CellState.NO_WHEEL)
+    return item.outcome.unexpected
+
+
+def _said(item: CheckResult | CellRecord) -> str:
+    if isinstance(item, CellRecord):
+        return f"{item.state.value}: {item.summary}"
+    return item.summary.replace("\n", " ")
+
+
+def releases(report: Report) -> list[str]:
+    """Every release on the report's axes, as `package version`, in axis order."""
+    cells = {c.id: c for c in report.cells}
+    found: dict[str, None] = {}
+    for axis, ids in report.axes.items():
+        package = axis.split("@", 1)[0]
+        for cell_id in ids:
+            found.setdefault(f"{package} {cells[cell_id].version(package)}")
+    return list(found)
+
+
+def _release(versions: Versions, new: Iterable[str]) -> str:
+    pairs = {f"{name} {version}" for name, version in versions}
+    return next((release for release in new if release in pairs), "")
+
+
+def compare(baseline: Report, report: Report, source: Source) -> Changes:
+    """`report` set against `baseline` (see the module's docstring)."""
+    python = _several_pythons(baseline) or _several_pythons(report)
+    before, now = _keyed(baseline, python), _keyed(report, python)
+    ours, theirs = releases(report), releases(baseline)
+    new = tuple(r for r in ours if r not in theirs)
+    changes: list[Change] = []
+    for key, (item, cell) in now.items():
+        case, check, versions = key
+        held = before.get(key)
+        if held is None:
+            if _unexpected(item):
+                release = _release(versions, new)
+                changes.append(Change(Kind.NEW, *key[:2], cell, versions, "", _said(item), release))
+            continue
+        was, is_ = _unexpected(held[0]), _unexpected(item)
+        kind = (
+            Kind.NEW_FAILURE
+            if is_ and not was
+            else Kind.FIXED
+            if was and not is_
+            else Kind.CHANGED
+            if is_ and _said(held[0]) != _said(item)
+            else None
+        )
+        if kind is not None:
+            changes.append(Change(kind, case, check, cell, versions, _said(held[0]), _said(item)))
+    for key, (item, cell) in before.items():
+        if key not in now and _unexpected(item):
+            changes.append(Change(Kind.GONE, *key[:2], cell, key[2], _said(item), ""))
+    order = list(Kind)
+    changes.sort(key=lambda c: (order.index(c.kind), c.case, c.check, c.versions))
+    return Changes(
+        source=source,
+        changes=tuple(changes),
+        new_releases=new,
+        gone_releases=tuple(r for r in theirs if r not in ours),
+        new_results=sum(1 for key in now if key not in before),
+        gone_results=sum(1 for key in before if key not in now),
+    )
+
+
+def attach(report: Report, changes: Changes) -> Report:
+    """The report carrying the comparison; its digest moves with it (the renderings of
+    the report without it are not this report's)."""
+    data = changes.serialize()
+    run = {**report.run, "baseline": changes.source.serialize(), "changes": data}
+    if run.get("digest"):
+        text = json.dumps([run["digest"], run["baseline"], data], sort_keys=True)
+        run["digest"] = hashlib.sha256(text.encode()).hexdigest()
+    return replace(report, run=run)
+
+
+def changes_of(report: Report) -> Changes | None:
+    """The comparison `report` carries (read back from matrix.json), None without one;
+    ValueError for a `run["changes"]` that is not one."""
+    source, data = report.run.get("baseline"), report.run.get("changes")
+    if not isinstance(source, dict) or not isinstance(data, dict):
+        return None
+    try:
+        return Changes(
+            source=Source(
+                **{k: str(source.get(k, "")) for k in ("given", "label", "identity", "started")}
+            ),
+            changes=tuple(Change.from_dict(c) for c in data["changes"]),
+            new_releases=tuple(str(r) for r in data["new_releases"]),
+            gone_releases=tuple(str(r) for r in data["gone_releases"]),
+            new_results=int(data["new_results"]),
+            gone_results=int(data["gone_results"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"run.changes is not a comparison ({type(exc).__name__}: {exc})") from None
