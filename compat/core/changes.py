@@ -182,8 +182,8 @@ def exercised(cell: CellRecord, axis: str, python: bool) -> Versions:
     names = [axis] if axis in ("onnx", "onnxruntime") else ["onnx", "onnxruntime"]
     found = {name: cell.version(name) for name in names}
     # the pins as written (an InstallRequest's, or the strings older records hold)
-    written: Iterable[object] = getattr(cell.requirements, "pins", cell.requirements)
-    for requirement in written:
+    requirements: Any = cell.requirements
+    for requirement in getattr(requirements, "pins", requirements):
         pin = exact_pin(str(requirement))
         name = pin[0].lower().replace("_", "-") if pin else ""
         if pin and name not in _AXIS_PACKAGES:
@@ -203,9 +203,12 @@ def _keyed(report: Report, python: bool) -> dict[Key, tuple[CheckResult | CellRe
     cells = {c.id: c for c in report.cells}
     axes = {case.id: case.checks for case in report.cases}
     keyed: dict[Key, tuple[CheckResult | CellRecord, str]] = {}
+    versions: dict[tuple[str, str], Versions] = {}  # (cell, axis): read once
     for result in report.results:
         axis = axes.get(result.case, {}).get(result.check, "")
-        key = (result.case, result.check, exercised(cells[result.cell], axis, python))
+        if (result.cell, axis) not in versions:
+            versions[result.cell, axis] = exercised(cells[result.cell], axis, python)
+        key = (result.case, result.check, versions[result.cell, axis])
         held = keyed.get(key)
         if held is None or (result.outcome.unexpected and not _unexpected(held[0])):
             keyed[key] = (result, result.cell)
