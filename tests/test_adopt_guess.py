@@ -11,7 +11,7 @@ from compat.adopt.guess import (
     looks_like_pytest,
     suite_command,
 )
-from compat.adopt.testsource import suite_files
+from compat.adopt.testsource import suite
 
 TEST_FILE = """\
 import os, json
@@ -52,7 +52,7 @@ def _project(tmp_path: Path) -> Path:
 def test_the_guess_is_the_third_party_distributions_the_tests_import(tmp_path: Path) -> None:
     project = _project(tmp_path)
     folder = project / "test"
-    files = suite_files(project)
+    files = suite(project).files
     assert files == sorted(folder.rglob("*.py"))  # test/ is found, src/ holds no test
     imports = imported_modules(files)
     assert "torch" not in imports  # optional: imported under `except ImportError`
@@ -73,7 +73,7 @@ def test_a_folder_is_pytest_unless_it_is_plain_unittest(tmp_path: Path) -> None:
     assert looks_like_pytest([*files, folder / "conftest.py"], {"unittest"}, {})
     assert suite_command(tmp_path, folder, True) == "tests=pytest -q tests"
     assert suite_command(tmp_path, folder, False) == "tests=python -m unittest discover -q -s tests"
-    assert suite_files(tmp_path / "tests") == []  # no tests/ or test/ inside it
+    assert suite(tmp_path / "tests").files == []  # no tests/ or test/ inside it
 
 
 def test_a_workflow_s_run_steps_are_read_and_its_step_names_are_not(tmp_path: Path) -> None:

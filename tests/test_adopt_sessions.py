@@ -6,9 +6,17 @@ import ast
 import sys
 from pathlib import Path
 
-from compat.adopt.sessions import SESSIONS, defined_sessions, session_python, write_noxfile
+from compat.adopt.sessions import SESSIONS, defined_sessions, noxfile_edit, session_python
+from compat.adopt.writes import apply
 
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def write_noxfile(project: Path, install: str, python: str) -> str:
+    """What init does with noxfile.py: the edit applied, and the line saying what it did."""
+    edit = noxfile_edit(project, install, python)
+    apply(project, edit)
+    return edit.said[0]
 
 
 def test_a_new_noxfile_has_every_session_and_installs_onnx_compat_once(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compat import resources
-from compat.adopt.writes import Edit, apply, read_existing, shown
+from compat.adopt.writes import Edit, read_existing, shown
 from compat.core.errors import UsageError
 
 #: what a run leaves in the project: state (environments, cache), reports, nox's venvs
@@ -76,10 +76,3 @@ def gitignore_edit(project: Path) -> Edit:
     added += "".join(e + "\n" for e in missing)
     said = f"{name}: {', '.join(missing)} {'appended' if existing else 'written'}"
     return Edit(name, existing + head + added.encode(), [said])
-
-
-def write_gitignore(project: Path) -> str:
-    """Appends the entries .gitignore lacks (creating it); the line saying what was done."""
-    edit = gitignore_edit(project)
-    apply(project, edit)
-    return edit.said[0]

@@ -13,7 +13,7 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from compat.adopt.files import template
-from compat.adopt.writes import Edit, apply, read_text
+from compat.adopt.writes import Edit, read_text
 from compat.core.errors import CompatError
 
 #: the sessions, with the line `nox -l` shows for each
@@ -131,10 +131,3 @@ def noxfile_edit(project: Path, install: str, python: str) -> Edit:
         there = f" ({', '.join(kept)} kept as they were)" if kept else ""
         return Edit(name, text.encode(), [f"{name}: sessions {sessions} appended{there}"])
     return Edit(name, text.encode(), [f"{name}: written, sessions {sessions} (Python {python})"])
-
-
-def write_noxfile(project: Path, install: str, python: str) -> str:
-    """Writes or extends noxfile.py; the line that says what was done."""
-    edit = noxfile_edit(project, install, python)
-    apply(project, edit)
-    return edit.said[0]

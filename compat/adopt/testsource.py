@@ -260,16 +260,6 @@ def _python(name: str) -> bool:
     return name.endswith(".py")
 
 
-def suite_files(project: Path) -> list[Path]:
-    """Every file of the suite, as `suite` finds them."""
-    return suite(project).files
-
-
-def source_test_folders(project: Path) -> list[str]:
-    """The top folders under the project that hold test files, as `suite` finds them."""
-    return suite(project).folders
-
-
 def _name(command: str, taken: set[str]) -> str:
     """A `run` entry's name: the first path the command names (`src`, `tests`), else
     `tests`; numbered when taken."""

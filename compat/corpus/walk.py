@@ -49,7 +49,6 @@ __all__ = [
     "Scope",
     "Site",
     "attribute",
-    "default_opset",
     "find",
     "input_form",
     "label",
@@ -191,11 +190,6 @@ def with_input(
         for site in find(model, op_type)
         if site.at(op_type, since=since, before=before) and input_form(site.node, index) == form
     ]
-
-
-def default_opset(model: onnx.ModelProto) -> int | None:
-    """The model's opset of the default domain (None when it imports none)."""
-    return Scope("graph", (), imported_opsets(model.opset_import), {}).opset()
 
 
 def input_form(node: onnx.NodeProto, index: int) -> InputForm:
