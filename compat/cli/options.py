@@ -9,10 +9,12 @@ command without a group gets that group's defaults, as the steps below expect.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from compat.core.errors import UsageError
@@ -25,14 +27,43 @@ from compat.workflow.request import (
     SetupRequest,
 )
 
+#: What an option group's options are added to: a parser, or a group of its options.
+Options = argparse._ActionsContainer
+#: A group's function as commands call it: the parser first (`add_corpus` takes the
+#: default of `--cases` too).
+Adder = Callable[..., None]
 
-def add_config(parser: argparse.ArgumentParser) -> None:
+
+#: The shared option groups, in the order the reference page documents them: (its
+#: anchor there, the heading `--help` and the page give it, the function that adds it);
+#: compat/cli/reference.py reads the same table.
+GROUPS: list[tuple[str, str, Adder]] = []
+
+
+def group(anchor: str, heading: str) -> Callable[[Adder], Adder]:
+    """Registers the function that adds a group's options: called with a parser, it
+    adds them under the group's heading."""
+
+    def register(add: Adder) -> Adder:
+        @functools.wraps(add)
+        def added(parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+            add(parser.add_argument_group(heading), *args, **kwargs)
+
+        GROUPS.append((anchor, heading, added))
+        return added
+
+    return register
+
+
+@group("shared-config", "The configuration file")
+def add_config(parser: Options) -> None:
     parser.add_argument(
         "--config", type=Path, default=Path("pyproject.toml"), help="the file of [tool.compat]"
     )
 
 
-def add_axes(parser: argparse.ArgumentParser) -> None:
+@group("shared-axes", "Which cells")
+def add_axes(parser: Options) -> None:
     parser.add_argument(
         "--onnx", metavar="V1,V2", help="replace the onnx axis (1.18: its newest 1.18.x)"
     )
@@ -63,7 +94,44 @@ def add_axes(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_corpus(parser: argparse.ArgumentParser, cases: str | None = None) -> None:
+@group("shared-setup", "What every cell installs")
+def add_setup(parser: Options) -> None:
+    """What every cell installs besides its axes: the same flags on every command that
+    builds cells, so a bisect or a repro sees what the matrix saw."""
+    parser.add_argument(
+        "--with",
+        dest="with_",
+        action="append",
+        default=[],
+        metavar="REQ",
+        help="a requirement added to every cell (repeatable): an exact pin (numpy==1.26.4, "
+        "its own cells) or a range resolved per cell ('ml_dtypes>=0.5')",
+    )
+    parser.add_argument(
+        "--install",
+        metavar="PATH",
+        help="build this project with its own backend and install it into every cell; "
+        "default when commands run: the project itself when it is a package; `none`: nothing",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="VERSIONS|PATH",
+        help="the Pythons every cell runs on: minor versions (3.10,3.12) or a range "
+        "('>=3.10'), each an axis of its own (replaces [tool.compat.python]); or the path "
+        "of one interpreter. Default: the interpreter onnx-compat runs on",
+    )
+    parser.add_argument(
+        "--python-releases",
+        choices=sorted(RELEASES),
+        help="with several Pythons: `newest` runs every release on the Python with wheels "
+        "for the most of them and one cell (the newest pair) on each other; `all` runs "
+        "every release on every Python (replaces [tool.compat.python] releases; default "
+        "newest)",
+    )
+
+
+@group("shared-corpus", "Which cases")
+def add_corpus(parser: Options, cases: str | None = None) -> None:
     parser.add_argument("--cases", metavar="GLOB[,GLOB]", default=cases, help="select cases")
     parser.add_argument(
         "--suite",
@@ -104,42 +172,8 @@ def add_corpus(parser: argparse.ArgumentParser, cases: str | None = None) -> Non
     )
 
 
-def add_setup(parser: argparse.ArgumentParser) -> None:
-    """What every cell installs besides its axes: the same flags on every command that
-    builds cells, so a bisect or a repro sees what the matrix saw."""
-    parser.add_argument(
-        "--with",
-        dest="with_",
-        action="append",
-        default=[],
-        metavar="REQ",
-        help="a requirement added to every cell (repeatable): an exact pin (numpy==1.26.4, "
-        "its own cells) or a range resolved per cell ('ml_dtypes>=0.5')",
-    )
-    parser.add_argument(
-        "--install",
-        metavar="PATH",
-        help="build this project with its own backend and install it into every cell; "
-        "default when commands run: the project itself when it is a package; `none`: nothing",
-    )
-    parser.add_argument(
-        "--python",
-        metavar="VERSIONS|PATH",
-        help="the Pythons every cell runs on: minor versions (3.10,3.12) or a range "
-        "('>=3.10'), each an axis of its own (replaces [tool.compat.python]); or the path "
-        "of one interpreter. Default: the interpreter onnx-compat runs on",
-    )
-    parser.add_argument(
-        "--python-releases",
-        choices=sorted(RELEASES),
-        help="with several Pythons: `newest` runs every release on the Python with wheels "
-        "for the most of them and one cell (the newest pair) on each other; `all` runs "
-        "every release on every Python (replaces [tool.compat.python] releases; default "
-        "newest)",
-    )
-
-
-def add_run(parser: argparse.ArgumentParser) -> None:
+@group("shared-run", "How it runs")
+def add_run(parser: Options) -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once")
     parser.add_argument("--timeout", type=float, help="seconds one check may run (default: config)")
     parser.add_argument(
@@ -178,6 +212,27 @@ def add_run(parser: argparse.ArgumentParser) -> None:
         "--tracebacks",
         action="store_true",
         help="keep each failing check's traceback in matrix.json and junit.xml",
+    )
+
+
+#: `--baseline`'s help, on every command that takes it (`report` takes it alone).
+BASELINE = (
+    "the run to compare with, whose changes every report shows first: a reports folder, a "
+    "matrix.json(.gz) file, or git:REV for the results REV committed (the docs' results, "
+    "[tool.compat.docs] results, else docs/matrix.json.gz; git:REV:PATH another file)"
+)
+
+
+@group("shared-baseline", "Compared with a baseline")
+def add_baseline(parser: Options) -> None:
+    parser.add_argument("--baseline", metavar="DIR|FILE|git:REV", help=BASELINE)
+    parser.add_argument(
+        "--fail-on",
+        choices=("unexpected", "new"),
+        default="unexpected",
+        help="exit 1 for any unexpected result (the default), or, with --baseline, only "
+        "for those that are unexpected now and were not in the baseline; the reports "
+        "show all of them either way",
     )
 
 

@@ -18,17 +18,12 @@ from pathlib import Path
 
 from compat.cli import options
 from compat.cli.commands import COMMANDS
+from compat.plan.schema import SCHEMA_FILE
 from compat.render.text import md_code, md_text
 
-#: The option groups several commands share (compat/cli/options.py), documented once:
-#: (anchor, heading, the function that adds the group).
-GROUPS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
-    ("shared-config", "The configuration file", options.add_config),
-    ("shared-axes", "Which cells", options.add_axes),
-    ("shared-setup", "What every cell installs", options.add_setup),
-    ("shared-corpus", "Which cases", options.add_corpus),
-    ("shared-run", "How it runs", options.add_run),
-)
+#: The option groups several commands share, documented once: (anchor, heading, the
+#: function that adds the group), from the table `--help` reads (compat/cli/options.py).
+GROUPS: tuple[tuple[str, str, Callable[..., None]], ...] = tuple(options.GROUPS)
 
 #: Defaults that depend on the machine the page is built on, said in words.
 _MACHINE_DEFAULTS = {"jobs": "the number of CPUs"}
@@ -211,6 +206,8 @@ def pages(docs_dir: Path, cases_dir: Path) -> dict[str, str]:
         "reference/rewrites.md": made.rewrites_page(),
         "reference/json.md": json_page(),
         "reference/families.md": made.families_page(cases_dir, docs_dir),
+        # published as it ships: editors and validate-pyproject read this same file
+        "reference/tool_compat.schema.json": SCHEMA_FILE.read_text(encoding="utf-8"),
     }
 
 

@@ -34,6 +34,7 @@ from compat.render.axes import (
     pythons,
     states,
 )
+from compat.render.changes import page_changes
 from compat.render.grid import Table, build_tables, column_label, link_label, spans, variant
 from compat.render.summary import Since, Summary, summarize
 from compat.render.text import printable
@@ -140,6 +141,7 @@ def page_data(report: Report) -> dict[str, Any]:
         "summary": summary_data(report, summary),
         "unexpected": unexpected_data(report, grid),
         "scoreboard": any(c.family == BACKEND_FAMILY for c in report.cases),
+        **({"changes": changed} if (changed := page_changes(report)) else {}),
     }
 
 

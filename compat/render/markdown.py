@@ -6,6 +6,7 @@ from compat.core.outcomes import CellState, Outcome
 from compat.core.report import Report
 from compat.core.vocabulary import BROKEN, ENTRIES, ENUM_ORDER, NOT_APPLICABLE, NOT_RUN, listed
 from compat.render.axes import axis_title, states
+from compat.render.changes import markdown_changes
 from compat.render.grid import Row, Table, build_tables, summarize, text_table, variant
 from compat.render.text import md_address, md_code, md_text
 
@@ -73,7 +74,8 @@ def _environments(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     """The whole document; identical results always give identical text."""
-    out = ["# onnx-compat matrix", "", legend(frozenset(states(report))), ""]
+    out = ["# onnx-compat matrix", "", *markdown_changes(report)]
+    out += [legend(frozenset(states(report))), ""]
     family = None
     for table in build_tables(report):
         if table.family != family:

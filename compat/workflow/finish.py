@@ -10,11 +10,13 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from compat.core.changes import changes_of
 from compat.core.outcomes import CellRecord, CheckResult
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.corpus.usercommand import FAMILY
 from compat.render.axes import pythons
+from compat.render.changes import closing_changes, render_changes
 from compat.render.spellings import render_spellings
 from compat.render.terminal import (
     closing_line,
@@ -24,6 +26,7 @@ from compat.render.terminal import (
     render_unexpected,
     use_colour,
 )
+from compat.workflow.baseline import gate
 
 
 def repro_hints(report: Report) -> dict[str, str]:
@@ -150,12 +153,22 @@ def claims(report: Report, pyproject: Path) -> list[str]:
 
 
 def finish(
-    report: Report, paths: list[Path], grid: str | None = None, pyproject: Path | None = None
+    report: Report,
+    paths: list[Path],
+    grid: str | None = None,
+    pyproject: Path | None = None,
+    fail_on: str = "unexpected",
 ) -> int:
-    """The terminal summary and the exit code shared by `matrix` and `merge`: the family ×
-    release summary, what needs a look (with repro commands), a closing line of counts
-    and the files; the full grid of rows with `--grid` (`--grid=all`: passing rows too)."""
+    """The terminal summary and the exit code shared by `matrix` and `merge`: what changed
+    since the baseline (if any), the family × release summary, what needs a look (with
+    repro commands), a closing line of counts and the files, and the comparison's line;
+    the full grid of rows with `--grid` (`--grid=all`: passing rows too). Exit 1 for an
+    unexpected result, or with `fail_on` "new" for one the baseline had not."""
     colour = use_colour(sys.stdout.isatty())
+    changed = render_changes(report)
+    if changed:
+        print(changed)
+        print()
     if grid:
         print(render_grid(report, every_row=grid == "all"))
         print()
@@ -190,4 +203,7 @@ def finish(
     print(f"{line}; {hint}" if hint and len(line) + len(hint) < 118 else line)
     if hint and len(line) + len(hint) >= 118:
         print(hint)
-    return 1 if hints else 0
+    since = closing_changes(report)
+    if since:
+        print(since)
+    return gate(changes_of(report), bool(hints), fail_on)

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compat.cli.options import add_axes, add_config, add_corpus, add_run, add_setup, request_of
+from compat.cli.options import (
+    add_axes,
+    add_baseline,
+    add_config,
+    add_corpus,
+    add_run,
+    add_setup,
+    request_of,
+)
 from compat.core.errors import CompatError, UsageError
 from compat.workflow.request import Request
 
@@ -24,25 +32,29 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class MatrixRequest:
-    """The shared options, and what `matrix` adds: a dry run, the JUnit scope, the grid."""
+    """The shared options, and what `matrix` adds: a dry run, the JUnit scope, the grid,
+    the baseline to compare with and what the exit code judges."""
 
     common: Request
     list: bool = False
     junit_scope: str = "all"
     grid: str | None = None  # `changed` or `all`: the rows printed as marks
+    baseline: str | None = None  # `--baseline`: a reports folder, a file or git:REV
+    fail_on: str = "unexpected"  # or `new`: only what the baseline had not
 
 
 PARSER: dict[str, Any] = {
     "description": "Runs the cases (the built-in corpus, your models in cases-dirs, your "
     "commands in run) in one isolated environment per release of the [tool.compat] axes, "
     "writes the reports (compatibility.md, matrix.html, junit.xml, matrix.json) to --out "
-    "and sums them up on the terminal. Exits 1 when a result is unexpected.",
+    "and sums them up on the terminal, what changed since --baseline first. Exits 1 when "
+    "a result is unexpected (with --fail-on new: unexpected, and not in the baseline).",
     "epilog": "example: onnx-compat matrix --onnx 1.18.0 --ort 1.22.1 --cross  # CI's pins",
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    for add in (add_config, add_axes, add_setup, add_corpus, add_run):
+    for add in (add_config, add_axes, add_setup, add_corpus, add_run, add_baseline):
         add(parser)
     parser.add_argument("--list", action="store_true", help="print the plan and exit")
     parser.add_argument(
@@ -61,7 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def request(args: argparse.Namespace) -> MatrixRequest:
-    return MatrixRequest(request_of(args), args.list, args.junit_scope, args.grid)
+    from compat.workflow.baseline import fail_on
+
+    fail_on(args.fail_on, args.baseline)
+    return MatrixRequest(
+        request_of(args), args.list, args.junit_scope, args.grid, args.baseline, args.fail_on
+    )
 
 
 def run(request: MatrixRequest) -> int:
@@ -76,6 +93,10 @@ def run(request: MatrixRequest) -> int:
     if request.list:  # the listing is remembered: the case modules import onnx
         print(describe_plan(plan, list_corpus(common, config)))
         return 0
+    from compat.workflow.baseline import load_baseline, with_baseline
+
+    # a baseline that names no stored run: one line before anything runs
+    baseline = load_baseline(request.baseline, common.config) if request.baseline else None
     from compat.workflow.corpus import load_corpus, run_options  # the case modules: onnx
 
     corpus = load_corpus(common, config)
@@ -112,6 +133,7 @@ def run(request: MatrixRequest) -> int:
         _as_produced(out),
         meta,
     )
+    report = with_baseline(report, baseline)
     try:
         written = write_reports(report, out)
     except UsageError as exc:  # computed and remembered: only the writing is left
@@ -119,7 +141,7 @@ def run(request: MatrixRequest) -> int:
             f"{exc} (this run's results are remembered: the command run again writes "
             "them without running anything again)"
         ) from None
-    code = finish(report, written, request.grid, common.config)
+    code = finish(report, written, request.grid, common.config, request.fail_on)
     return _stopped(report, len(plan.cells), out) or code
 
 

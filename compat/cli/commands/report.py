@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compat.cli.options import add_config
+from compat.cli.options import BASELINE, add_config
 from compat.core.errors import UsageError
 from compat.core.report import Report, read_json
 
@@ -31,13 +31,15 @@ class ReportRequest:
     out: Path | None = None
     check: bool = False
     ascii: bool = False
+    baseline: str | None = None  # every rendering shows what changed since it, first
 
 
 PARSER: dict[str, Any] = {
     "description": "Renders the reports again from stored results, running nothing: "
     "reports/ from reports/matrix.json, any stored run with --results FILE --out DIR, "
     "and, where [tool.compat.docs] names them, the committed docs pages. --check compares "
-    "instead of writing and exits 1 on a difference.",
+    "instead of writing and exits 1 on a difference. --baseline sets every rendering "
+    "against an earlier run: what changed comes first.",
     "epilog": "example: onnx-compat report --results reports/matrix.json --out rendered --ascii",
 }
 
@@ -52,11 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="merge equal neighbouring releases (always on in the docs pages; kept for scripts)",
     )
+    parser.add_argument("--baseline", metavar="DIR|FILE|git:REV", help=BASELINE)
     add_config(parser)
 
 
 def request(args: argparse.Namespace) -> ReportRequest:
-    return ReportRequest(args.config, args.results, args.out, args.check, args.ascii)
+    return ReportRequest(args.config, args.results, args.out, args.check, args.ascii, args.baseline)
 
 
 def _stored(path: Path) -> Report:
@@ -125,10 +128,14 @@ def _families(request: ReportRequest) -> tuple[bool, int]:
 def run(request: ReportRequest) -> int:
     from compat.plan.config import load_config
     from compat.render.outputs import drift, render_files
+    from compat.workflow.baseline import load_baseline, with_baseline
 
+    config = load_config(request.config)
+    given = request.baseline
+    baseline = load_baseline(given, request.config) if given else None
     drifted = 0
-    for results, out, style, names in jobs_of(request, load_config(request.config)):
-        report = _stored(results)
+    for results, out, style, names in jobs_of(request, config):
+        report = with_baseline(_stored(results), baseline)
         if request.check:
             for diff in drift(report, out, style, names):
                 print(diff)

@@ -5,7 +5,11 @@ const VOCABULARY = DATA.vocabulary;
 const UNEXPECTED = new Set(VOCABULARY.order.filter((e) => VOCABULARY.entries[e].unexpected));
 /** The filters: [key in the URL's hash, id of the control]. */
 const FILTERS = [["python", "python"], ["family", "family"], ["release", "release"],
-  ["check", "check"], ["outcome", "outcome"], ["case", "text"]];
+  ["check", "check"], ["outcome", "outcome"], ["change", "change"], ["case", "text"]];
+/** What changed since the baseline (compat/render/changes.py), null without one; the
+ * `change` filter picks the rows (case · check) a change of the kind chosen is on. */
+const CHANGES = DATA.changes || null;
+const CHANGED = new Map();  // kind -> Set of "case\u0000check"
 /** A run of several Pythons: [Python, its title naming the releases its axes hold the
  * other package at]; empty for a run of one (no Python filter then). */
 const PYTHONS = DATA.pythons || [];
@@ -161,6 +165,45 @@ function buildUnexpected() {
   }
 }
 
+function changeLine(item) {
+  const li = el("li");
+  const where = [item.case || "environment", item.check].filter(Boolean).join(" \u00b7 ");
+  li.appendChild(el("a", {href: hashOf({change: item.kind, case: item.case})}, where));
+  li.appendChild(el("span", {}, " on " + item.cell + (item.release ? " (" + item.release + ")" : "") + ": "));
+  if (item.before) li.appendChild(el("span", {className: "was"}, "was " + item.before));
+  if (item.before && item.after) li.appendChild(el("span", {}, "; now "));
+  if (item.after) li.appendChild(el("span", {}, item.after));
+  return li;
+}
+
+function buildChanges() {
+  $("change-filter").hidden = !CHANGES;
+  if (!CHANGES) return;
+  const box = $("changes");
+  box.hidden = false;
+  box.append(el("h2", {}, CHANGES.line), el("p", {}, "baseline: " + CHANGES.baseline));
+  for (const [kind, heading] of Object.entries(CHANGES.headings)) {
+    const items = CHANGES.items.filter((c) => c.kind === kind);
+    if (!items.length) continue;
+    CHANGED.set(kind, new Set(items.map((c) => c.case + "\u0000" + c.check)));
+    box.appendChild(el("h3", {}, items.length + " " + heading));
+    const list = el("ol");
+    for (const item of items) list.appendChild(changeLine(item));
+    box.appendChild(list);
+  }
+  for (const [word, releases] of [["new", CHANGES.new_releases], ["gone", CHANGES.gone_releases]]) {
+    if (releases.length) box.appendChild(el("p", {}, word + " releases: " + releases.join(", ")));
+  }
+  fillSelect($("change"), [...CHANGED.keys()].map((k) => [k, CHANGES.headings[k]]));
+}
+
+function changeOk(change, row) {
+  if (!change) return true;
+  const key = row.case + "\u0000" + row.check;
+  if (change === "any") return [...CHANGED.values()].some((rows) => rows.has(key));
+  return CHANGED.has(change) && CHANGED.get(change).has(key);
+}
+
 function buildControls() {
   const families = [...new Set(DATA.tables.map((t) => t.family))];
   const checks = [...new Set(DATA.tables.flatMap((t) => t.rows.map((r) => r.check)))];
@@ -259,6 +302,7 @@ function applyFilters() {
     if (col !== null) column = col;
     const picked = t.rows.map((row) => (!f.check || row.check === f.check)
       && (!text || row.case.toLowerCase().includes(text))
+      && changeOk(f.change, row)
       && outcomeOk(f.outcome, col === null ? row.entries : [row.entries[col]]));
     const mixed = twinsOf(t.rows, picked);
     const order = [];
@@ -413,6 +457,7 @@ function track() {
 
 paletteStyle();
 $("scoreboard").hidden = !DATA.scoreboard;
+buildChanges();
 buildSummary();
 buildUnexpected();
 buildControls();
@@ -432,6 +477,12 @@ $("clear").addEventListener("click", () => {
 window.addEventListener("hashchange", () => { readHash(); applyFilters(); });
 window.addEventListener("popstate", () => { readHash(); applyFilters(); });
 $("squares").addEventListener("click", (event) => {
+  const link = event.target.closest("a");
+  if (!link) return;
+  event.preventDefault();
+  go(link.getAttribute("href"), toTables);
+});
+$("changes").addEventListener("click", (event) => {
   const link = event.target.closest("a");
   if (!link) return;
   event.preventDefault();
