@@ -91,7 +91,8 @@ def choose_axes(
     for package in OTHER:
         minors = newest_per_minor([v for v in found[package] if in_range(v, spec[package])])
         other = OTHER[package]
-        pair, passed = _newest(found[other], spec[other]), ""
+        pair = _newest(found[other], spec[other])
+        passed = ""
         if fits is not None and pair is not None:
             inside = [v for v in found[other] if in_range(v, spec[other])]
             stable = newest_per_minor([v for v in inside if not Version(v).is_prerelease])

@@ -108,7 +108,8 @@ def _tox_commands(project: Path) -> list[TestCommand]:
 def _run_lines(lines: list[str]) -> list[str]:
     """The shell lines of a workflow's `run:` steps: `run: CMD`, and each line of a
     `run: |` block (the lines indented under it). A step's `name:` is no command."""
-    found, block = [], -1  # block: the indent of the `run: |` being read, or -1
+    found = []
+    block = -1  # block: the indent of the `run: |` being read, or -1
     for line in lines:
         stripped = line.lstrip()
         indent = len(line) - len(stripped)
@@ -192,7 +193,8 @@ class _Budget:
 def _walk(top: Path, wanted: Callable[[str], bool], budget: _Budget) -> list[Path]:
     """The regular files under `top` whose name is wanted: no link followed or kept,
     no FIFO or device kept; each entry looked at spends one of the budget."""
-    found, folders = [], [top]
+    found = []
+    folders = [top]
     while folders:
         if budget.left <= 0:
             budget.reached = True
@@ -233,7 +235,10 @@ def suite(project: Path) -> Suite:
     `*_test.py` and `test_*.py` files and their conftest.py. The walk is bounded: no
     linked folder is followed (a `tests -> /usr` link would be walked for minutes),
     only regular files are kept, and it stops after WALK_LIMIT entries, said."""
-    budget, files, folders, said = _Budget(WALK_LIMIT), set(), [], []
+    budget = _Budget(WALK_LIMIT)
+    files = set()
+    folders = []
+    said = []
     for name, wanted in [*((n, _python) for n in TEST_FOLDERS), ("src", _beside_code)]:
         top = project / name
         if top.is_symlink():
@@ -267,7 +272,8 @@ def _name(command: str, taken: set[str]) -> str:
     paths = [w for w in words if w not in ("-m", "unittest", "discover")]
     base = re.sub(r"[^A-Za-z0-9_-]+", "_", paths[0]).strip("_-") if paths else ""
     base = base if base[:1].isalpha() else "tests"
-    name, n = base, 1
+    name = base
+    n = 1
     while name in taken:
         n += 1
         name = f"{base}{n}"

@@ -115,7 +115,8 @@ def check_writable(project: Path, relative: Path) -> None:
     """Refuses, in one line naming the file and the fix, a write through a symlink or
     into a linked folder, onto what is no regular file, onto a read-only or immutable
     file, or into a folder that cannot be written."""
-    here, folder = project, project
+    here = project
+    folder = project
     for i, part in enumerate(relative.parts):
         here = here / part
         name = Path(*relative.parts[: i + 1]).as_posix()

@@ -21,7 +21,9 @@ from compat.cell.observe import check_runs
 from compat.cell.semantics import RunVerdict
 from compat.cell.untrusted import UntrustedData, load_untrusted
 
-EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK = 0
+EXIT_VIOLATED = 1
+EXIT_BAD_INPUT = 2
 
 
 class BadInput(Exception):

@@ -49,12 +49,17 @@ class Log:
     what the tail holds and the attempt's status as its last line."""
 
     def __init__(self, path, command, cwd, source, task, cap=LOG_CAP):
-        self.path, self.command, self.cwd, self.source = path, command, cwd, source
+        self.path = path
+        self.command = command
+        self.cwd = cwd
+        self.source = source
         self.attempt = task.get("attempt") or 1
         self.only = task.get("only") or []
-        self.cap, self.keep = cap, min(LOG_TAIL, cap // 2)
+        self.cap = cap
+        self.keep = min(LOG_TAIL, cap // 2)
         self.total = self.written = 0  # bytes of output seen, and written to the file
-        self.head, self.tail = bytearray(), bytearray()  # its first bytes, its last
+        self.head = bytearray()
+        self.tail = bytearray()  # its first bytes, its last
         self._file = None
         self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
         self._newline = True  # the file ends a line

@@ -147,7 +147,8 @@ def fewest(names, agrees, deadline):
         for start in range(0, len(names), size):
             rest = names[:start] + names[start + size :]
             if rest and agrees(rest):
-                names, chunks = rest, max(chunks - 1, 2)
+                names = rest
+                chunks = max(chunks - 1, 2)
                 break
         else:
             if size == 1:

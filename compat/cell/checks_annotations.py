@@ -35,7 +35,8 @@ def observers(model, wanted=RUNTIMES):
 
     from compat.cell.session import beyond_ort
 
-    usable, unable = [], []
+    usable = []
+    unable = []
     if "ort" in wanted:
         reason = beyond_ort(model)
         if reason:
@@ -87,7 +88,9 @@ def check_annotations(case, wanted=RUNTIMES):
 
     model = case.model
     runtimes, unable = observers(model, wanted)
-    notes, observed, seen_by = [], set(), {}
+    notes = []
+    observed = set()
+    seen_by = {}
     for runtime in runtimes:
         for index, verdict in enumerate(check_runs(model, case.runs, runtime, case.case_dir)):
             label = "%s run %d" % (runtime, index + 1)
@@ -152,7 +155,9 @@ def check_inferred_annotations(case, wanted=RUNTIMES):
     if not changed:
         return "inference adds or refines no annotation"
     runtimes, unable = observers(inferred, wanted)
-    wrong, observed, by = [], set(), []
+    wrong = []
+    observed = set()
+    by = []
     for runtime in runtimes:
         for index, verdict in enumerate(check_runs(inferred, case.runs, runtime, case.case_dir)):
             label = "%s run %d" % (runtime, index + 1)
@@ -219,11 +224,14 @@ def check_annotations_builtin(case):
     ):
         try:
             ReferenceEvaluator(model, check_shape_annotations=True).run(None, feeds)
-            theirs, message = "holds", ""
+            theirs = "holds"
+            message = ""
         except ShapeAnnotationError as exc:
-            theirs, message = "violated", str(exc)
+            theirs = "violated"
+            message = str(exc)
         except Exception as exc:
-            theirs, message = "error", one_line(exc)
+            theirs = "error"
+            message = one_line(exc)
         mine = (
             "error" if ours.error and not ours.violations else ("holds" if ours.ok else "violated")
         )

@@ -56,7 +56,8 @@ def _float_differences(name, actual, want):
             for found in _float_differences("%s[%d]" % (name, index), a, w):
                 yield found
     elif want is not None and actual is not None:
-        a, w = np.asarray(actual), np.asarray(want)
+        a = np.asarray(actual)
+        w = np.asarray(want)
         if a.shape == w.shape and a.size and a.dtype.kind in "fc" and w.dtype.kind in "fc":
             yield name, float(np.max(_absolute(a, w)))
 
@@ -66,7 +67,8 @@ def _absolute(actual, want):
     inf where only one is NaN."""
     import numpy as np
 
-    a, w = actual.astype(np.complex128 if actual.dtype.kind == "c" else np.float64), want
+    a = actual.astype(np.complex128 if actual.dtype.kind == "c" else np.float64)
+    w = want
     w = w.astype(a.dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(a - w)
@@ -126,7 +128,8 @@ def compare_value(name, actual, want, rtol, atol, scalar_widths=False):
         if not isinstance(actual, dict):
             return "output %r is a %s, expected a map" % (name, type(actual).__name__)
         if set(actual) != set(want):
-            extra, missing = sorted(set(actual) - set(want)), sorted(set(want) - set(actual))
+            extra = sorted(set(actual) - set(want))
+            missing = sorted(set(want) - set(actual))
             return "output %r has keys %s, expected %s (extra %s, missing %s)" % (
                 name,
                 sorted(actual)[:10],
@@ -153,7 +156,8 @@ def compare_value(name, actual, want, rtol, atol, scalar_widths=False):
     want = np.asarray(want)
     actual = np.asarray(actual)
     if want.dtype.kind in "OU" and actual.dtype.kind in "OU":  # strings, however stored
-        want, actual = want.astype(object), actual.astype(object)
+        want = want.astype(object)
+        actual = actual.astype(object)
     if actual.shape != want.shape:
         return "output %r has shape %s, expected %s" % (name, list(actual.shape), list(want.shape))
     if scalar_widths and actual.dtype.kind in "fc" and want.dtype.kind in "fc":

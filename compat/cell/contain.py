@@ -92,7 +92,8 @@ def descendants(table: Dict[int, Process], root: int) -> List[int]:
     children: Dict[int, List[int]] = {}
     for pid, process in table.items():
         children.setdefault(process[0], []).append(pid)
-    found, todo = [], list(children.get(root, []))
+    found = []
+    todo = list(children.get(root, []))
     while todo:
         pid = todo.pop()
         found.append(pid)
@@ -118,7 +119,8 @@ def kill_tree(
 ) -> None:
     """Kills every descendant of this process but those in `spare` (SIGKILL, again until
     none is alive, for at most `seconds`) and reaps those that end as its children."""
-    me, end = os.getpid(), time.monotonic() + seconds
+    me = os.getpid()
+    end = time.monotonic() + seconds
     while True:
         table = _processes()
         if table is None:

@@ -30,7 +30,10 @@ from compat.cell.verdict import Verdict, one_line
 
 def run_task(cases, task):
     started = time.perf_counter()
-    outcome, phase, detail, trace = "pass", "", "", ""
+    outcome = "pass"
+    phase = ""
+    detail = ""
+    trace = ""
     extra = {}  # what a check says beside its verdict (a command: its runner, failing ids)
     if task.get("skip"):  # the host knows it cannot finish here (a runner too slow)
         return record(
@@ -46,26 +49,32 @@ def run_task(cases, task):
         case = cases.get(task["case_dir"])
         if case is None:
             case = cases[task["case_dir"]] = CaseData(task["case_dir"])
-        case.task, case.extra = task, extra
+        case.task = task
+        case.extra = extra
         detail = find_check(case, task["check"])(case) or ""
     except Verdict as verdict:
-        outcome, phase, detail, trace = (
-            verdict.outcome,
-            verdict.phase,
-            verdict.detail,
-            verdict.trace,
-        )
+        outcome = verdict.outcome
+        phase = verdict.phase
+        detail = verdict.detail
+        trace = verdict.trace
     except MemoryError as exc:  # the worker's memory limit: the model's allocation, not ours
-        outcome, phase = "crash", "memory"
+        outcome = "crash"
+        phase = "memory"
         detail = "memory limit reached (%s)" % one_line(exc)
     except AssertionError as exc:  # a case-specific check's way of saying "fail"
-        outcome, phase, detail = "fail", "check", str(exc) or "assertion failed"
+        outcome = "fail"
+        phase = "check"
+        detail = str(exc) or "assertion failed"
         trace = traceback.format_exc()
     except Exception as exc:  # a check's own bug, or an API missing in this release
-        outcome, phase, detail = "error", "check", one_line(exc)
+        outcome = "error"
+        phase = "check"
+        detail = one_line(exc)
         trace = traceback.format_exc()
     if outcome == "error" and _BAD_ALLOC.search(detail):  # onnxruntime's, past the limit
-        outcome, phase, detail = "crash", "memory", "memory limit reached (%s)" % detail
+        outcome = "crash"
+        phase = "memory"
+        detail = "memory limit reached (%s)" % detail
     seconds = round(time.perf_counter() - started, 4)
     return record(
         outcome,
@@ -117,7 +126,9 @@ def main(argv):
     """`run PLAN.json RESULTS.jsonl START`: runs the plan's tasks from START on."""
     faulthandler.enable()  # a segfault leaves "Fatal Python error" and a stack in the log
     end_with_parent()
-    plan_path, results_path, start = argv[0], argv[1], int(argv[2])
+    plan_path = argv[0]
+    results_path = argv[1]
+    start = int(argv[2])
     with open(plan_path) as f:
         plan = json.load(f)
     tasks = plan["tasks"]

@@ -98,7 +98,8 @@ def _last_index(lines: List[str], pattern: re.Pattern[str]) -> int:
 def _pytest_failures(lines: List[str]) -> List[Tuple[str, str]]:
     """(id, message) of each failed or erroring test: from the short test summary when
     there is one, else from `-v` status lines, else from the failure section headers."""
-    short, in_summary = [], False
+    short = []
+    in_summary = False
     for line in lines:
         section = _PYTEST_SECTION.match(line)
         if section:
@@ -139,7 +140,8 @@ def _unittest_failures(lines: List[str]) -> List[Tuple[str, str]]:
         match = _UNITTEST_ID.match(line)
         if not match:
             continue
-        name, where = match.group("name"), match.group("where")
+        name = match.group("name")
+        where = match.group("where")
         if where.endswith("." + name):  # Python 3.11+ names the method twice
             where = where[: -len(name) - 1]
         # a module that failed to import is a test of unittest.loader named after it

@@ -110,7 +110,8 @@ def _resolve(location: str, folder: Path) -> Tuple[Path, str]:
 def _entries(tensor: onnx.TensorProto) -> Tuple[str, int, int]:
     """(location, offset, length), length -1 for "to the end"; ValueError when garbled."""
     entries = {entry.key: entry.value for entry in tensor.external_data}
-    offset, length = entries.get("offset", "0"), entries.get("length", "-1")
+    offset = entries.get("offset", "0")
+    length = entries.get("length", "-1")
     if not offset.isdigit() or not (length.isdigit() or length == "-1"):
         raise ValueError("offset %r, length %r are not byte counts" % (offset, length))
     return entries.get("location", ""), int(offset), int(length)
@@ -127,7 +128,8 @@ def inline_external_data(model: onnx.ModelProto, model_path: str) -> None:
     for where, tensor in model_tensors(model):
         if not _external(tensor):
             continue
-        location, data = "", b""
+        location = ""
+        data = b""
         try:
             location, offset, length = _entries(tensor)
             path, why = _resolve(location, folder)

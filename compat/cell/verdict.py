@@ -41,7 +41,8 @@ def bounded(text: str, limit: int = DETAIL_LIMIT) -> str:
     """`text` if it fits, else its head and tail with the cut said and measured."""
     if len(text) <= limit:
         return text
-    head, tail = text[: limit * 2 // 3], text[-(limit // 4) :]
+    head = text[: limit * 2 // 3]
+    tail = text[-(limit // 4) :]
     return "%s [... %d characters cut ...] %s" % (head, len(text) - len(head) - len(tail), tail)
 
 

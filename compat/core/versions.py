@@ -70,7 +70,9 @@ def version_key(version: str) -> Version:
 
 def _bounds(text: str) -> tuple[list[Specifier], list[Specifier], list[Specifier]]:
     """(lower bounds, upper bounds, everything else) of a range; `~=V` is both bounds."""
-    lower, upper, other = [], [], []
+    lower = []
+    upper = []
+    other = []
     for spec in parse_range(text, text):
         if spec.operator in (">", ">="):
             lower.append(spec)
@@ -102,9 +104,11 @@ def intersect(first: str, second: str) -> str | None:
     None when no release can be in both: `intersect("<1.21", ">=1.18")` is
     `">=1.18,<1.21"`, `intersect("<1.21", ">=1.21")` None."""
     lower, upper, other = (a + b for a, b in zip(_bounds(first), _bounds(second), strict=True))
-    low, high = _tightest(lower, True), _tightest(upper, False)
+    low = _tightest(lower, True)
+    high = _tightest(upper, False)
     if low and high:
-        below, above = Version(low.version), Version(high.version)
+        below = Version(low.version)
+        above = Version(high.version)
         if below > above or (below == above and (low.operator == ">" or high.operator == "<")):
             return None
     pins = [s for s in other if s.operator in ("==", "===") and "*" not in s.version]

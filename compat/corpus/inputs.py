@@ -85,7 +85,8 @@ def check_feeds(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], source:
     for info in model.graph.input:  # in declaration order: the first binding is stable
         if info.name not in feeds:
             continue
-        name, array = info.name, np.asarray(feeds[info.name])
+        name = info.name
+        array = np.asarray(feeds[info.name])
         kind = info.type.WhichOneof("value")
         if kind != "tensor_type":
             raise ConfigError(

@@ -16,7 +16,8 @@ from compat.corpus.rewrite_base import Applied, copied, label, top_opset
 
 def constant_value_attributes(model: onnx.ModelProto) -> Applied | None:
     """Constant(value=1-D int64 / float tensor) -> Constant(value_ints / value_floats)."""
-    copy, where = copied(model), []
+    copy = copied(model)
+    where = []
     if top_opset(model) < 12:  # value_ints and friends came with opset 12
         return None
     for index, node in enumerate(copy.graph.node):
@@ -42,7 +43,8 @@ def constant_value_attributes(model: onnx.ModelProto) -> Applied | None:
 
 def constant_value_tensor(model: onnx.ModelProto) -> Applied | None:
     """Constant(value_ints / value_floats / value_int / value_float) -> Constant(value=)."""
-    copy, where = copied(model), []
+    copy = copied(model)
+    where = []
     kinds = {
         "value_ints": np.int64,
         "value_floats": np.float32,
@@ -82,7 +84,8 @@ def initializers_as_constants(model: onnx.ModelProto) -> Applied | None:
 
 def constants_as_initializers(model: onnx.ModelProto) -> Applied | None:
     """Every top-level Constant(value=tensor) node -> an initializer."""
-    copy, where = copied(model), []
+    copy = copied(model)
+    where = []
     kept = []
     for node in copy.graph.node:
         attrs = [a.name for a in node.attribute]
@@ -111,7 +114,9 @@ def _schema(node: onnx.NodeProto, opset: int) -> onnx.defs.OpSchema | None:
 def optional_input_explicit_empty(model: onnx.ModelProto) -> Applied | None:
     """A node whose next input is optional and omitted gets it as an explicit empty
     name: `Split(x)` -> `Split(x, "")`, `Squeeze(x)` -> `Squeeze(x, "")`."""
-    copy, where, opset = copied(model), [], top_opset(model)
+    copy = copied(model)
+    where = []
+    opset = top_opset(model)
     for index, node in enumerate(copy.graph.node):
         schema = _schema(node, opset)
         if schema is None or len(node.input) >= len(schema.inputs):
@@ -126,7 +131,8 @@ def optional_input_explicit_empty(model: onnx.ModelProto) -> Applied | None:
 
 def optional_input_omitted(model: onnx.ModelProto) -> Applied | None:
     """Trailing explicit empty inputs are dropped: `Conv(x, W, "")` -> `Conv(x, W)`."""
-    copy, where = copied(model), []
+    copy = copied(model)
+    where = []
     for index, node in enumerate(copy.graph.node):
         if node.input and node.input[-1] == "":
             names = list(node.input)
@@ -140,7 +146,8 @@ def optional_input_omitted(model: onnx.ModelProto) -> Applied | None:
 
 def float16_int32_data(model: onnx.ModelProto) -> Applied | None:
     """float16 initializers stored in raw_data -> the typed field, int32_data."""
-    copy, where = copied(model), []
+    copy = copied(model)
+    where = []
     for tensor in copy.graph.initializer:
         if tensor.data_type == TensorProto.FLOAT16 and tensor.HasField("raw_data"):
             bits = np.frombuffer(tensor.raw_data, dtype=np.uint16)
@@ -152,7 +159,8 @@ def float16_int32_data(model: onnx.ModelProto) -> Applied | None:
 
 def float16_raw_data(model: onnx.ModelProto) -> Applied | None:
     """float16 initializers stored in int32_data -> raw_data."""
-    copy, where = copied(model), []
+    copy = copied(model)
+    where = []
     for tensor in copy.graph.initializer:
         if tensor.data_type == TensorProto.FLOAT16 and len(tensor.int32_data):
             bits = np.array(list(tensor.int32_data), dtype=np.uint16)

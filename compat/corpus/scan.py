@@ -167,13 +167,16 @@ def scan_model(
     read: Reader | None = None
     runs: list[Mapping[str, np.ndarray]] = list(inputs or ())
     if isinstance(model, str | os.PathLike):
-        proto, name = load(model), str(model)
+        proto = load(model)
+        name = str(model)
         read = reader(external_files(proto, Path(model)), Path(model))
         runs = runs if inputs is not None else _shipped(Path(model))
     else:
-        proto, name = model, f"the model {model.graph.name!r}"
+        proto = model
+        name = f"the model {model.graph.name!r}"
     releases = axis_releases(config_file(config))
-    known, _ = detectors(corpus), covered(corpus)  # the corpus loaded, then the clock runs
+    known = detectors(corpus)
+    _ = covered(corpus)  # the corpus loaded, then the clock runs
     doing = "its load limits"
     zeroed: list[tuple[Detector, list[str], str]] = []
     clock = (budget, read, time.monotonic())  # one budget for every copy the scan reads
@@ -185,7 +188,8 @@ def scan_model(
                 for detector in known:
                     doing = f"detector {detector.id}"
                     detect(detector, bound, target, releases, (findings, outside))
-        findings, outside = once(findings), once(outside)
+        findings = once(findings)
+        outside = once(outside)
         with scanning(proto, *clock):
             doing = "its operators"
             missing = uncovered(proto, corpus)

@@ -294,7 +294,9 @@ def attribute(scope: Scope, node: onnx.NodeProto, name: str, default: object = N
         default = _fallback(body, found, default)
         if body.call is None or body.parent is None:
             return default
-        scope, node, name = body.parent, body.call, found.ref_attr_name
+        scope = body.parent
+        node = body.call
+        name = found.ref_attr_name
 
 
 def _fallback(body: Scope, ref: AttributeProto, default: object) -> object:

@@ -116,7 +116,8 @@ def external_files(model: onnx.ModelProto, path: Path) -> dict[str, Path]:
     for where, tensor in model_tensors(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL and not tensor.external_data:
             continue
-        location, why = "", ""
+        location = ""
+        why = ""
         try:
             location, offset, length = _entries(tensor)
             file, why = _resolve(location, folder)

@@ -38,7 +38,8 @@ class Signatures:
 
     def of(self, site: Site) -> Hashable:
         """The signature of the call `site` (one of a local function: `site.body`)."""
-        caller, node = site.scope, site.node
+        caller = site.scope
+        node = site.node
         opsets = tuple(sorted(site.body.opsets.items())) if site.body is not None else ()
         places = [resolve(caller, name) for name in node.input]
         first: dict[tuple[int, str], int] = {}
@@ -121,7 +122,8 @@ class Signatures:
             if node is None:
                 inputs = list(function.input)
                 return ("argument", inputs.index(name)) if name in inputs else ("none",)
-            callee, index = (node.domain, node.op_type), list(node.output).index(name)
+            callee = (node.domain, node.op_type)
+            index = list(node.output).index(name)
             if callee not in self.functions:
                 return ("op", *callee, index)
             found = yield (callee, index)

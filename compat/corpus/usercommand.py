@@ -32,7 +32,8 @@ def parse_run(text: str) -> tuple[str, str]:
 def command_cases(runs: list[str], root: Path, uncached: tuple[str, ...] = ()) -> list[Case]:
     """One case per `--run`, for the project at `root` (the config's folder); the
     commands named in `uncached` are never served from the result cache."""
-    cases, seen = [], set()
+    cases = []
+    seen = set()
     for text in runs:
         name, command = parse_run(text)
         if name in seen:

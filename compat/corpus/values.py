@@ -62,7 +62,8 @@ def producer(scope: Scope, name: str) -> Site | None:
         index = list(site.node.output).index(found[1])
         if index >= len(site.body.outputs):
             return None
-        scope, name = site.body, site.body.outputs[index]
+        scope = site.body
+        name = site.body.outputs[index]
     return None
 
 
@@ -290,5 +291,6 @@ def is_output(scope: Scope, name: str) -> bool:
         out = scope.call.output[index] if index < len(scope.call.output) else ""
         if not out:
             return False
-        scope, name = scope.parent, out
+        scope = scope.parent
+        name = out
     return False

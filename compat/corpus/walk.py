@@ -123,7 +123,8 @@ def _nodes(model: onnx.ModelProto) -> Iterator[Site]:
     functions = {(f.domain, f.name): f for f in model.functions}
     calls = _calls(model) if functions else {}
     recursive = _recursive(calls, functions) if functions else frozenset()
-    signatures, walked = Signatures(functions), set[Hashable]()
+    signatures = Signatures(functions)
+    walked = set[Hashable]()
     graph = model.graph
     main = Scope("graph", graph.node, opsets, functions, graph=graph, recursive=recursive)
     yield from _walk(main, signatures, walked)

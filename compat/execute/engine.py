@@ -78,8 +78,13 @@ class _Work:
         envs: dict[str, Environment],
         backends: Backends,
     ) -> None:
-        self.cells, self.files, self.settings, self.envs = cells, files, settings, envs
-        self.progress, self.on_progress, self.backends = progress, on_progress, backends
+        self.cells = cells
+        self.files = files
+        self.settings = settings
+        self.envs = envs
+        self.progress = progress
+        self.on_progress = on_progress
+        self.backends = backends
         # --fresh reads nothing back: only writes what it computes
         where = settings.cache_dir
         self.cache = ResultCache(where, read=not settings.fresh) if where else None

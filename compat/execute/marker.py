@@ -135,7 +135,8 @@ def changes(directory: Path, recorded: object) -> str:
     it does not (a listing and a few dozen stats: 27 environments in milliseconds)."""
     if not isinstance(recorded, dict):
         return f"its {MARKER} holds no valid fingerprint"
-    dists, files = recorded.get("dists"), recorded.get("files")
+    dists = recorded.get("dists")
+    files = recorded.get("files")
     if not isinstance(dists, dict) or not isinstance(files, dict):
         return f"its {MARKER} holds no valid fingerprint"
     now = _distributions(directory)

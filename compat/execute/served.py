@@ -100,7 +100,8 @@ class ServedWorker:
             outcome = "crash"
             detail += f": {tail}" if tail else ""
         else:
-            outcome, detail = "timeout", f"ran past the {self.timeout:g} s timeout; worker killed"
+            outcome = "timeout"
+            detail = f"ran past the {self.timeout:g} s timeout; worker killed"
         said = protocol.record(
             outcome, detail, case=case, check=check, seconds=seconds, traceback=""
         )

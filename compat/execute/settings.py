@@ -46,7 +46,8 @@ class Settings:
         task = Task(case.id, job.check, str(job.files.directory))
         if not case.command:
             return replace(task, timeout=budget(self.timeout, job.files.directory))
-        log, tree = str(self.log(job) or ""), str(self.tree(job) or "")
+        log = str(self.log(job) or "")
+        tree = str(self.tree(job) or "")
         timeout = self.command_timeout + self.timeout
         task = replace(task, log=log, cwd=tree, timeout=timeout)
         return replace(task, command_timeout=self.command_timeout)
@@ -63,7 +64,8 @@ class Settings:
         """(project root, the cell's copy) of each command among `jobs`."""
         pairs = []
         for job in jobs:
-            root, tree = project_root(job.files.case), self.tree(job)
+            root = project_root(job.files.case)
+            tree = self.tree(job)
             if root is not None and tree is not None:
                 pairs.append((root, tree))
         return pairs

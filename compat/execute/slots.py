@@ -85,7 +85,8 @@ class Ledger:
     runs: dict[str, CellRun] = field(default_factory=dict)
 
     def put(self, key: str, record: RawRecord, origin: str) -> None:
-        self.raw[key], self.origin[key] = record, origin
+        self.raw[key] = record
+        self.origin[key] = origin
 
     def complete(self, cell: str) -> bool:
         """True when the cell is scheduled and every key of its slots is known."""

@@ -99,7 +99,8 @@ class ResultsFile:
         """Every complete record so far; only lines not parsed before are read."""
         self.refresh()
         if self._offset < self._parsed_offset:  # truncated (a torn line dropped): again
-            self._parsed, self._parsed_offset = [], 0
+            self._parsed = []
+            self._parsed_offset = 0
         if self._offset > self._parsed_offset:
             with self.path.open("rb") as f:
                 f.seek(self._parsed_offset)
@@ -292,7 +293,9 @@ def _watch(
     time (the worker is then stopped): (timed out, that task's seconds allowed, when the
     worker last finished a task, whether it computed through that time: None where the
     system cannot say)."""
-    seen, last_progress, allowed = results.count, time.monotonic(), timeout
+    seen = results.count
+    last_progress = time.monotonic()
+    allowed = timeout
     cpu_at_progress = cpu_seconds(process.pid)
     while True:
         try:
@@ -304,7 +307,8 @@ def _watch(
             stop(process, token)
             return False, allowed, last_progress, None
         if results.refresh() != seen:
-            seen, last_progress = results.count, time.monotonic()
+            seen = results.count
+            last_progress = time.monotonic()
             cpu_at_progress = cpu_seconds(process.pid)
             deliver()
         if seen < len(tasks):

@@ -28,7 +28,8 @@ class Bisection:
         return math.ceil(math.log2(max(len(self.versions), 2))) + 2
 
     def verdict(self) -> str:
-        before, after = self.tested[self.last], self.tested[self.first]
+        before = self.tested[self.last]
+        after = self.tested[self.first]
         if (before, after) == ("fail", "pass"):
             return f"last failing {self.last}, first passing {self.first}: fixed in {self.first}"
         if (before, after) == ("pass", "fail"):
@@ -60,8 +61,10 @@ def bisect(versions: list[str], probe: Callable[[str], str | None]) -> Bisection
         candidates.pop()
     if len(candidates) < 2:
         raise UsageError("fewer than two installable releases to bisect between")
-    lo, hi = 0, len(candidates) - 1
-    start, end = result.tested[candidates[lo]], result.tested[candidates[hi]]
+    lo = 0
+    hi = len(candidates) - 1
+    start = result.tested[candidates[lo]]
+    end = result.tested[candidates[hi]]
     if start == end:
         raise UsageError(
             f"{candidates[lo]} and {candidates[hi]} both {start}: no change between them to "
@@ -79,5 +82,6 @@ def bisect(versions: list[str], probe: Callable[[str], str | None]) -> Bisection
             lo = mid
         else:
             hi = mid
-    result.last, result.first = candidates[lo], candidates[hi]
+    result.last = candidates[lo]
+    result.first = candidates[hi]
     return result

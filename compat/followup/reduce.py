@@ -59,7 +59,8 @@ def reduce(
     values = values if values is not None else intermediates(model, feeds)
     tried = 0
     while True:
-        top, known = model, values
+        top = model
+        known = values
         model, feeds, tried = _ddmin(
             len(top.graph.node),
             lambda keep: candidate(top, keep, known),  # noqa: B023  (called before top changes)
@@ -155,7 +156,8 @@ def _cut_branch(
     except ValueError:  # that branch does not run on these values
         return model, feeds, tried
     while True:
-        current, current_feeds = model, feeds
+        current = model
+        current_feeds = feeds
         branch = taken_branch(model.graph.node[index], inner, which)
         if branch is None:
             return model, feeds, tried
@@ -213,7 +215,9 @@ def _ddmin(
             built = build(trial)
             tried += 1
             if built is not None and fails(*built):
-                keep, best, removed = trial, built, True
+                keep = trial
+                best = built
+                removed = True
                 progress(best[0], tried)
                 break
         if removed:

@@ -62,7 +62,8 @@ def neighbours(releases: tuple[str, ...], affected: str) -> list[str]:
     inside = [i for i, v in enumerate(ordered) if in_range(v, affected)]
     if not inside:
         return []
-    low, high = inside[0] - 1, inside[-1] + 1
+    low = inside[0] - 1
+    high = inside[-1] + 1
     around = ([ordered[low]] if low >= 0 else []) + ([ordered[high]] if high < len(ordered) else [])
     return [ordered[i] for i in inside] + around
 

@@ -59,7 +59,8 @@ def python_title(report: Report, python: str, short: bool = False) -> str:
         return f"Python {python} (its newest pair only: {named})"
     pairs = []
     for key in keys:
-        pair, other = held(report, key), axis_row(axis_row(key).other or key)
+        pair = held(report, key)
+        other = axis_row(axis_row(key).other or key)
         name = axis_row(key).short if short else axis_row(key).name
         if pair:
             pairs.append(f"{name} with {other.short if short else other.name} {', '.join(pair)}")

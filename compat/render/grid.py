@@ -181,14 +181,18 @@ def _skip_note(labels: tuple[str, ...], row: Row, tested: list[str]) -> str:
     skipped = [label for label, e in zip(labels, row.entries, strict=True) if e == "skip"]
     if not skipped:
         return ""
-    first, last = labels.index(tested[0]), labels.index(tested[-1])
+    first = labels.index(tested[0])
+    last = labels.index(tested[-1])
     where = [labels.index(label) for label in skipped]
     if max(where) < first:
-        place, near = "before", first - 1
+        place = "before"
+        near = first - 1
     elif min(where) > last:
-        place, near = "after", last + 1
+        place = "after"
+        near = last + 1
     else:
-        place, near = f"on {spans(skipped, labels)}", first
+        place = f"on {spans(skipped, labels)}"
+        near = first
     reason = _skip_reason(labels, row, near)
     return f"; skipped {place}" + (f": {reason}" if reason else "")
 

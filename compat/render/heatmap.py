@@ -16,7 +16,9 @@ from compat.render.summary import Square, Summary, bands, summarize
 from compat.render.svg import CHAR, MUTED, PAD, RULE, document, text_at, width_of
 from compat.render.text import xml_text
 
-SQUARE, GAP, GROUP_GAP = 24, 2, 16
+SQUARE = 24
+GAP = 2
+GROUP_GAP = 16
 
 
 def _held(summary: Summary, axis: str) -> str:
@@ -30,15 +32,20 @@ def _held(summary: Summary, axis: str) -> str:
 def _legend(x0: int, y0: int, width: int, no_wheel: bool = False) -> tuple[list[str], int]:
     """The states' swatches and names, wrapped to `width`; returns the elements and the
     height used. Where some cell has no wheel for its Python, n/a says so."""
-    body, x, y = [], x0, y0
+    body = []
+    x = x0
+    y = y0
     for state, square in SQUARES.items():
         fill, _ = square.picture
-        name, meaning = square.name, square.meaning
+        name = square.name
+        meaning = square.meaning
         if no_wheel and state == NOT_RUN:
-            name, meaning = "not run / no wheel", NOT_RUN_OR_NO_WHEEL
+            name = "not run / no wheel"
+            meaning = NOT_RUN_OR_NO_WHEEL
         item = 14 + 6 + width_of(name, 12) + 18
         if x > x0 and x + item > x0 + width:
-            x, y = x0, y + 22
+            x = x0
+            y = y + 22
         body.append(
             f'<g class="legend-entry" data-state="{state}">'
             f"<title>{xml_text(meaning)}</title>"
@@ -113,7 +120,9 @@ def _heatmap(
 ) -> str:
     label_w = max([width_of(f, 13) for f in families] + [60]) + 12
     longest = max([len(label) for _, labels in groups for label in labels] + [4])
-    title_h, axis_h, labels_h = 30, 22, math.ceil(longest * 11 * CHAR) + 10
+    title_h = 30
+    axis_h = 22
+    labels_h = math.ceil(longest * 11 * CHAR) + 10
     top = PAD + title_h + axis_h + labels_h
     pitch = SQUARE + GAP
     xs: list[int] = []
@@ -141,7 +150,8 @@ def _heatmap(
         )
     labels = [label for _, group in groups for label in group]
     for position, label in enumerate(labels):
-        cx, cy = xs[position] + SQUARE / 2 + 4, top - 6
+        cx = xs[position] + SQUARE / 2 + 4
+        cy = top - 6
         body.append(
             text_at(
                 cx,

@@ -22,7 +22,9 @@ def _rates(report: Report) -> list[tuple[str, float | None, str]]:
     nothing was), and a tooltip; from the scoreboard's rows."""
     out: list[tuple[str, float | None, str]] = []
     for row in scoreboard_rows(report):
-        release, counts, state = row[0], dict(zip(COLUMNS, row[1:], strict=False)), row[-1]
+        release = row[0]
+        counts = dict(zip(COLUMNS, row[1:], strict=False))
+        state = row[-1]
         if counts["passed"] == "—":  # the environment could not be built
             out.append((release, None, f"onnxruntime {release}: {state}"))
             continue
@@ -106,7 +108,8 @@ def _points(plot: _Plot, rates: list[tuple[str, float | None, str]]) -> list[str
     """Each release's label under the axis, and its point (hollow where it could not run)."""
     body: list[str] = []
     for k, (release, rate, tip) in enumerate(rates):
-        x, ly = plot.x_of(k), plot.bottom + 8
+        x = plot.x_of(k)
+        ly = plot.bottom + 8
         body.append(
             text_at(
                 x + 4,

@@ -130,7 +130,8 @@ def render_pythons(report: Report) -> str | None:
     if paired and main:
         where = f"on Python {', '.join(main)} and its newest pair on each other Python"
     else:
-        command, where = f"{command} --python-releases all", "on each Python"
+        command = f"{command} --python-releases all"
+        where = "on each Python"
     out += [
         "## How it was made",
         "",

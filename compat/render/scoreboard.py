@@ -63,7 +63,8 @@ def _regressed(
     for before, after in itertools.pairwise(releases):
         for (cell, case), new in sorted(results.items()):
             old = results.get((before.id, case))
-            was, now = old and old.outcome in WORKS, new.outcome in WORKS
+            was = old and old.outcome in WORKS
+            now = new.outcome in WORKS
             if cell == after.id and was and not now:
                 yield before, after, case[len(FAMILY) + 1 :], new
 
@@ -110,16 +111,19 @@ def _changes(report: Report, releases: list[CellRecord]) -> list[str]:
         fixed: list[str] = []
         supported: list[str] = []
         for case in cases:
-            old, new = results.get((before.id, case)), results.get((after.id, case))
+            old = results.get((before.id, case))
+            new = results.get((after.id, case))
             if old is None or new is None:
                 continue
-            was, now = old.outcome.value, new.outcome.value
+            was = old.outcome.value
+            now = new.outcome.value
             name = md_code(case[len(FAMILY) + 1 :])
             if was in WORKS and now not in WORKS:
                 regressed.append(f"- {name}: {md_text(new.summary)}")
             elif now in WORKS and was not in WORKS:
                 (supported if was == "skip" else fixed).append(name)
-        was_on, now_on = md_text(before.onnxruntime), md_text(after.onnxruntime)
+        was_on = md_text(before.onnxruntime)
+        now_on = md_text(after.onnxruntime)
         out += [f"### {was_on} → {now_on}", ""]
         out += [
             f"**{len(regressed)} regressed** (passed on {was_on}, not on "

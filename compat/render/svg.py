@@ -16,7 +16,10 @@ from compat.render.text import xml_text
 
 FONT = "Helvetica, Arial, 'DejaVu Sans', 'Liberation Sans', sans-serif"
 CHAR = 0.62  # an average character's width, in ems
-INK, MUTED, RULE, LINE = "#1f2328", "#59636e", "#d1d9e0", "#1a7f37"
+INK = "#1f2328"
+MUTED = "#59636e"
+RULE = "#d1d9e0"
+LINE = "#1a7f37"
 
 PAD = 16
 

@@ -92,7 +92,8 @@ def grid_lines(
             def mark(i: int, squares: tuple[Square | None, ...] = squares) -> str:
                 square = squares[i]
                 state = square.state if square else NOT_RUN
-                text, code = SQUARES[state].letter, SQUARES[state].ansi
+                text = SQUARES[state].letter
+                code = SQUARES[state].ansi
                 if square and state == "unexpected" and square.number < 10:
                     text = str(square.number)
                 return _paint(text.rjust(len(shown[i])), code, colour)

@@ -74,7 +74,8 @@ def md_text(text: str) -> str:
     are inert, their pipes escaped as a GitHub table needs (a backslash shows outside
     one), unless a backslash would undo that."""
     text = one_line(text)
-    out, at = [], 0
+    out = []
+    at = 0
     for span in _CODE_SPAN.finditer(text):
         if _UNSAFE_IN_CODE.search(span.group(2)):
             continue  # escaped as text instead, with what is around it

@@ -37,7 +37,8 @@ def since_when(
     the index between the two matrix neighbours, bisected. A check that fails on every
     release of the axis is first tried on the newest and the oldest release on the
     index beyond the axis: one that passes there was fixed later, or broken earlier."""
-    package, bad = finding.package, finding.bad_cell
+    package = finding.package
+    bad = finding.bad_cell
     try:
         available = releases(package, python=bad.python)  # with a wheel for its Python
     except CompatError as exc:
@@ -86,13 +87,18 @@ def since_when(
     except UsageError as exc:  # both ends the same now: the matrix run was nondeterministic
         say(f"    {exc}; the boundary stays between the matrix releases")
         return
-    last, first = cells[found.last], cells[found.first]
+    last = cells[found.last]
+    first = cells[found.first]
     if finding.kind == "fixed":
-        finding.last_bad, finding.first_good = found.last, found.first
-        finding.bad_cell, finding.good_cell = last, first
+        finding.last_bad = found.last
+        finding.first_good = found.first
+        finding.bad_cell = last
+        finding.good_cell = first
     else:
-        finding.last_good, finding.first_bad = found.last, found.first
-        finding.good_cell, finding.bad_cell = last, first
+        finding.last_good = found.last
+        finding.first_bad = found.first
+        finding.good_cell = last
+        finding.bad_cell = first
     say(f"  {finding.boundary()} ({plural(len(finding.tested), 'release')} more tested)")
 
 
@@ -106,18 +112,23 @@ def _beyond_the_axis(
     the index pass (fixed since), or the oldest (broken since)? Turns the finding into
     that kind, its boundary to bisect; False when neither passes (it stays "always")."""
     seen = sorted(finding.states, key=version_key)
-    newest, oldest = available[-1] if available else "", available[0] if available else ""
+    newest = available[-1] if available else ""
+    oldest = available[0] if available else ""
     if newest and version_key(newest) > version_key(seen[-1]):
         say(f"  fails on every release of the run: trying the newest on the index, {newest}")
         if probe(newest) == "pass":
-            finding.kind, finding.good_cell = "fixed", cell_of(newest)
-            finding.last_bad, finding.first_good = seen[-1], newest
+            finding.kind = "fixed"
+            finding.good_cell = cell_of(newest)
+            finding.last_bad = seen[-1]
+            finding.first_good = newest
             return True
     if oldest and version_key(oldest) < version_key(seen[0]):
         say(f"  trying the oldest on the index, {oldest}")
         if probe(oldest) == "pass":
             finding.kind = "regression"
-            finding.bad_cell, finding.good_cell = cell_of(seen[0]), cell_of(oldest)
-            finding.last_good, finding.first_bad = oldest, seen[0]
+            finding.bad_cell = cell_of(seen[0])
+            finding.good_cell = cell_of(oldest)
+            finding.last_good = oldest
+            finding.first_bad = seen[0]
             return True
     return False

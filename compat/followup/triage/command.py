@@ -120,7 +120,8 @@ def declared_known(path: Path, case_id: str, config: Config) -> list[KnownFailur
 def load_case(request: TriageRequest, config: Config | None = None) -> Case:
     """The model and its inputs as a case, compared within the tolerance the compat.toml
     beside it and `[tool.compat]` set, `--check` applied; bad input in one line."""
-    path, check = request.model, request.check
+    path = request.model
+    check = request.check
     if not path.is_file():
         raise UsageError(f"{path}: no such model file; give the .onnx file to triage")
     model = load_model(path)
@@ -307,7 +308,8 @@ def triage(request: TriageRequest) -> int:
     """`onnx-compat triage MODEL`: the five phases, the report written to `request.out()`."""
     started = time.monotonic()
     run, case = prepare(request)
-    path, plan = request.model, run.plan
+    path = request.model
+    plan = run.plan
     try:
         nodes = len(case.model.graph.node)
         python = plan.cells[0].python if plan.cells else ""

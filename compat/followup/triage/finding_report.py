@@ -123,7 +123,8 @@ def _fragile(item: Triaged) -> list[str]:
 def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
     """One finding's section of report.md, and its folder's own report.md: what fails
     since when, the minimal model, how to reproduce it, known bugs like it, workarounds."""
-    finding, minimal = item.finding, item.minimal
+    finding = item.finding
+    minimal = item.minimal
     check = finding.check
     what = BY_NAME[check].what if check in BY_NAME else md_text(check)
     lines = [*_heading(item, number), *_outcome(item, model_path, what)]
@@ -150,7 +151,8 @@ def finding_markdown(item: Triaged, model_path: Path, number: int) -> str:
 
 def _heading(item: Triaged, number: int) -> list[str]:
     """The title (the minimal model's operators in it), and what kind of finding it is."""
-    finding, minimal = item.finding, item.minimal
+    finding = item.finding
+    minimal = item.minimal
     ops = ", ".join(n.op_type for n in minimal.model.graph.node) if minimal else ""
     lines = [
         f"## {number}. {md_text(finding.title())}"
@@ -196,7 +198,8 @@ def _optimizer(finding: Finding) -> list[str]:
 
 def _outcome(item: Triaged, model_path: Path, what: str) -> list[str]:
     """The outcome on the failing release, since when it fails, and every release's state."""
-    finding, minimal = item.finding, item.minimal
+    finding = item.finding
+    minimal = item.minimal
     boundary = md_text(finding.boundary())
     tested = ", ".join(f"{v} {finding.tested[v]}" for v in _by_release(finding.tested))
     return [

@@ -219,14 +219,17 @@ def findings_of(plan: Plan, results: list[CheckResult], checks: Mapping[str, str
                     always_seen = True
                 continue
             for (cell, result), (nxt, later) in itertools.pairwise(observed):
-                was, now = state(result.outcome), state(later.outcome)
+                was = state(result.outcome)
+                now = state(later.outcome)
                 if was == now:
                     continue
                 if was == "bad":
                     finding = Finding(check, axis, "fixed", cell, nxt, result, states)
-                    finding.last_bad, finding.first_good = cell.version(axis), nxt.version(axis)
+                    finding.last_bad = cell.version(axis)
+                    finding.first_good = nxt.version(axis)
                 else:
                     finding = Finding(check, axis, "regression", nxt, cell, later, states)
-                    finding.last_good, finding.first_bad = cell.version(axis), nxt.version(axis)
+                    finding.last_good = cell.version(axis)
+                    finding.first_bad = nxt.version(axis)
                 found.append(finding)
     return found

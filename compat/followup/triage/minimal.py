@@ -165,7 +165,8 @@ class Evaluate(Protocol):
 
 
 def describe(model: onnx.ModelProto) -> str:
-    inner, top = nodes_in_bodies(model.graph), len(model.graph.node)
+    inner = nodes_in_bodies(model.graph)
+    top = len(model.graph.node)
     return plural(top, "node") + (f" (+{inner} in subgraph bodies)" if inner else "")
 
 
@@ -182,8 +183,11 @@ class SameFailure:
     def __init__(
         self, finding: Finding, case: Case, work: Path, bad: Evaluate, good: Evaluate | None
     ) -> None:
-        self.finding, self.case, self.work = finding, case, work
-        self.bad, self.good = bad, good
+        self.finding = finding
+        self.case = case
+        self.work = work
+        self.bad = bad
+        self.good = good
         self.counter = itertools.count()
         self.last: dict[str, Any] = {}  # the last candidate that failed the same way
         self.head: list[str | None] = []  # the finding's head signature, once known

@@ -37,7 +37,8 @@ def folder_name(number: int, item: Triaged) -> str:
 
 
 def _summary(item: Triaged, folder: str) -> dict[str, Any]:
-    finding, minimal = item.finding, item.minimal
+    finding = item.finding
+    minimal = item.minimal
     return {
         "check": finding.check,
         "package": finding.package,

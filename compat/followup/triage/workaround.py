@@ -70,7 +70,8 @@ def spellings(
     whole plan: a workaround should not trade one failure for another. Also returns
     (rewrite, release, result) where a rewrite that fixes the minimal model leaves the
     original failing another way: a second failure hiding behind this one."""
-    check, package = finding.check, finding.package
+    check = finding.check
+    package = finding.package
     cells = _axis_cells(finding, plan)
     bases = {"original": only_check(case, check, f"{FAMILY}.original")}
     if minimal is not None:
