@@ -38,7 +38,7 @@ from compat.cli import reference
 from compat.cli.commands import COMMANDS
 from compat.cli.main import parse
 from compat.cli.reference_json import samples
-from compat.cli.reference_meanings import CASE_SPEC, CONFIG, CONFIG_EXAMPLE, EXIT_CODES, MATRIX_JSON
+from compat.cli.reference_meanings import CASE_SPEC, EXIT_CODES, MATRIX_JSON
 from compat.cli.reference_pages import checks_page, outcomes_page, rewrites_page
 from compat.core.errors import CompatError
 from compat.render.text import md_code
@@ -118,54 +118,6 @@ def test_every_command_s_help_ends_with_an_example_that_parses(name: str) -> Non
     example = reference.example(reference.command_parser(name))
     assert example.startswith(f"onnx-compat {name}"), f"{name}: no `example: …` epilog"
     assert _checked(example) == ""
-
-
-def test_every_config_key_the_loader_accepts_has_a_meaning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Loads a configuration with every table, recording the keys each table's check of
-    unknown keys allows: they are the keys CONFIG documents, no more, no fewer."""
-    from compat.corpus import dropin
-    from compat.plan import config, known_tables, pythons, tolerance
-
-    allowed: dict[str, set[str]] = {}
-
-    def recording(original: Any) -> Any:
-        def reject_unknown(table: Any, keys: set[str], where: str, path: Path) -> None:
-            allowed.setdefault(_header(where), set()).update(keys)
-            original(table, keys, where, path)
-
-        return reject_unknown
-
-    for module in (config, known_tables, pythons):
-        monkeypatch.setattr(module, "reject_unknown", recording(module.reject_unknown))
-    every_table = CONFIG_EXAMPLE + _EVERY_OTHER_TABLE
-    (tmp_path / "pyproject.toml").write_text(every_table)
-    config.load_config(tmp_path / "pyproject.toml")
-    allowed["compat.toml in a folder of drop-in models"] = set(dropin._FOLDER_KEYS)
-    allowed["compat.toml: [[tolerance]] tables"] = set(tolerance._TABLE_KEYS)
-    assert allowed == {table: set(keys) for table, keys in CONFIG.items()}
-
-
-_EVERY_OTHER_TABLE = """
-[tool.compat.axes.protobuf]
-versions = ["5.29.5"]
-
-[tool.compat.docs]
-results = "docs/matrix.json.gz"
-"""
-
-
-def _header(where: str) -> str:
-    """`tool.compat.constraints #2` as its documented table, `[[tool.compat.constraints]]`."""
-    where = where.split(" #")[0]
-    if where in ("tool.compat.constraints", "tool.compat.known"):
-        return f"[[{where}]]"
-    if where in ("tool.compat.onnx", "tool.compat.onnxruntime"):
-        return "[tool.compat.onnx] and [tool.compat.onnxruntime]"
-    if where.startswith("tool.compat.axes."):
-        return "[tool.compat.axes.NAME]"
-    return f"[{where}]"
 
 
 def test_every_field_of_matrix_json_and_of_the_case_spec_has_a_meaning() -> None:

@@ -252,8 +252,8 @@ def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path
         ),
         (
             "timeout = 3\n",
-            "compat.toml: unknown key 'timeout'; a drop-in folder's compat.toml "
-            "holds rtol, atol, [[tolerance]] and [[known]] tables only",
+            "compat.toml: unknown key 'timeout' in compat.toml; allowed keys are atol, known, "
+            "rtol, tolerance",
         ),
         (
             '[[known]]\ncases = "tmp.m"\npackage = "onnx"\nchecks = ["checker"]\nreason = "r"\n',
@@ -267,7 +267,8 @@ def test_a_folder_compat_toml_records_known_failures_by_model_file_name(tmp_path
         (
             '[[known]]\ncases = "*"\npackage = "onnx"\nchecks = ["checker"]\nreason = "r"\n'
             'outcomes = ["skip"]\n',
-            "compat.toml: [known #1] outcomes: 'skip' is not one a known failure can absorb",
+            "compat.toml: [known #1] outcomes = ['skip']: outcomes must list outcomes a known "
+            "failure can absorb: fail, error, crash, timeout, flaky",
         ),
         ("[[known]]\ncases = \n", "compat.toml: cannot read it: "),
     ],

@@ -263,7 +263,11 @@ def test_a_user_s_known_failure_may_declare_phase_raises_and_match(tmp_path: Pat
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        ("phase = 3", "phase = 3: expected a check's phase or a list of them, like phase = "),
+        (
+            "phase = 3",
+            "phase = 3: expected a check's phase or a list of them ('session' or 'run' alone: "
+            'at any optimization level), like phase = ["check", "infer"]',
+        ),
         ("phase = []", "phase = []: expected a check's phase"),
         ("phase = ['run at all']", "phase = ['run at all']: expected a check's phase"),
         ("raises = 'not a name'", "raises = 'not a name': expected an exception type's name"),

@@ -111,7 +111,8 @@ def test_tool_compat_sets_every_models_tolerance(tmp_path: Path) -> None:
     [
         (
             'rtol = "1e-3"\n',
-            "compat.toml: rtol = '1e-3': a tolerance is a number, 0 or more, like rtol = 1e-3",
+            "compat.toml: rtol = '1e-3': a tolerance is a number, 0 or more (outputs pass where "
+            "|got - expected| <= atol + rtol * |expected|), like rtol = 1e-3",
         ),
         ("atol = -1\n", "compat.toml: atol = -1: a tolerance is a number, 0 or more"),
         ("atol = true\n", "compat.toml: atol = True: a tolerance is a number"),
@@ -136,8 +137,8 @@ def test_tool_compat_sets_every_models_tolerance(tmp_path: Path) -> None:
         ),
         (
             '[[tolerance]]\ncases = "m.onnx"\noutputs = "a"\natol = 1\n',
-            "compat.toml: [tolerance #1] outputs = 'a': a list of output names, like outputs = "
-            "['logits']",
+            "compat.toml: [tolerance #1] outputs = 'a': expected a list of output names (leave "
+            'it out for every output), like outputs = ["logits"]',
         ),
         (
             '[[tolerance]]\ncases = "m.onnx"\natol = 1\nrtoll = 1\n',
@@ -146,7 +147,7 @@ def test_tool_compat_sets_every_models_tolerance(tmp_path: Path) -> None:
         ),
         (
             "[tolerance]\natol = 1\n",
-            "compat.toml: tolerance must be an array of tables: write [[tolerance]]",
+            "compat.toml: tolerance = {'atol': 1}: expected an array of tables: write [[tolerance]]",
         ),
     ],
 )
@@ -171,8 +172,8 @@ def test_a_bad_tolerance_in_tool_compat_names_the_table(tmp_path: Path) -> None:
         load_config(tmp_path / "pyproject.toml")
     assert str(raised.value) == (
         f"{tmp_path / 'pyproject.toml'}: [tool.compat] rtol = '0.001': a tolerance is a "
-        "number, 0 or more, like rtol = 1e-3 (outputs pass where |got - expected| <= atol + "
-        "rtol * |expected|)"
+        "number, 0 or more (outputs pass where |got - expected| <= atol + rtol * |expected|), "
+        "like rtol = 1e-3"
     )
 
 

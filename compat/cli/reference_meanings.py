@@ -1,136 +1,22 @@
 """The one-line meanings the reference shows beside what the code declares without words:
-each `[tool.compat]` key the config loader accepts, each field of matrix.json and of the
-case spec a cell reads, and each exit code.
+each `[tool.compat]` key (read from its JSON schema, which holds them), each field of
+matrix.json and of the case spec a cell reads, and each exit code.
 
-The key sets themselves stay in their loaders (compat/plan/config.py,
-compat/plan/known_tables.py, compat/corpus/dropin.py) and the fields in their records
-(compat/core/report.py, compat/core/outcomes.py, compat/cell/protocol.py):
-tests/test_docs_site.py holds each table here equal to them, so a key or a field added
-without its meaning fails a test instead of going undocumented.
+The fields themselves stay in their records (compat/core/report.py,
+compat/core/outcomes.py, compat/cell/protocol.py): tests/test_docs_site.py holds each
+table here equal to them, so a field added without its meaning fails a test instead of
+going undocumented. A configuration key cannot be added without one: the schema that
+admits it carries its `description`.
 """
 
 from __future__ import annotations
 
-#: Each table of the configuration, by its TOML header: key -> meaning.
-CONFIG: dict[str, dict[str, str]] = {
-    "[tool.compat]": {
-        "onnx": "the onnx axis: every onnx release listed, each with one onnxruntime "
-        "release (a table, below)",
-        "onnxruntime": "the onnxruntime axis: every onnxruntime release listed, each with one "
-        "onnx release (a table, below)",
-        "timeout": "seconds one check may run before it is `timeout` (default 60; a model's "
-        "check gets 10 s more per MB of model); `--timeout` replaces it",
-        "constraints": "extra requirements of a release range, as data: "
-        "`[[tool.compat.constraints]]` tables (below)",
-        "cases-dirs": "folders of drop-in models, relative to the config: every `*.onnx` in "
-        "them is a case (as `--cases-dir`)",
-        "known": "known upstream failures of any case, as data: `[[tool.compat.known]]` tables "
-        "(below)",
-        "axes": "extra axes, one table per package: `[tool.compat.axes.NAME]` (below)",
-        "run": "your commands, each a check in every ready cell: `[NAME=]CMD`, exit 0 passes "
-        "(`--run` replaces them, `--run +CMD` adds one)",
-        "requires": "requirements every cell installs besides its axes, ranges resolved per "
-        'cell: `["pytest", "hypothesis>=6"]`',
-        "groups": 'the project\'s PEP 735 dependency groups every cell installs: `["test"]`',
-        "extras": 'the project\'s extras every cell installs: `["test"]`',
-        "corpus": 'which built-in cases run beside your models and commands: `"all"` '
-        '(default), `"seed"` or `"none"`',
-        "command-timeout": "seconds one of your commands may run (default 900); `timeout` "
-        "bounds one check of a model",
-        "no-cache": "the commands of `run`, by name, whose results are never served from "
-        'the result cache: they run again every time (`["integration"]`)',
-        "reruns": "more runs of an unexpected result, each in a fresh worker (default 3; a "
-        "command once at most, a pytest suite only its failing tests; 0: none); `--reruns` "
-        "replaces it",
-        "python": "the Pythons of the run and what runs on each: `[tool.compat.python]` (below)",
-        "rtol": "the relative tolerance your models' outputs are compared with (default "
-        "1e-4): |got - expected| <= atol + rtol * |expected| passes; a folder's `compat.toml` "
-        "may set its own",
-        "atol": "the absolute tolerance your models' outputs are compared with (default 1e-5)",
-        "docs": "the committed docs pages and the stored results they render from: "
-        "`[tool.compat.docs]` (below)",
-    },
-    "[tool.compat.onnx] and [tool.compat.onnxruntime]": {
-        "versions": 'the releases of the axis: a list (`["1.18.0", "1.21.0"]`), or a range '
-        '(`">=1.15"`) that follows the package index: the newest patch of each minor '
-        "release with a wheel for the cell's Python, resolved at every run (`--offline`: "
-        "the last resolution)",
-        "pair": "the other package's release every cell of this axis runs with",
-        "index-url": "the package index this axis's releases come from instead of PyPI "
-        "(onnxruntime nightlies live on Azure DevOps); a cell is rebuilt when it changes",
-        "extra-index-url": "a package index searched besides the default one for this "
-        "axis's releases",
-    },
-    "[tool.compat.python]": {
-        "versions": 'the Pythons of the run: minor versions (`["3.10", "3.12"]`) or a range '
-        '(`">=3.10"`, read against the installed interpreters and the project\'s '
-        "`requires-python`); `--python` replaces it",
-        "releases": '`"newest"` (default): the Python with wheels for the most releases runs '
-        "every release, each other one cell, the newest onnx and onnxruntime with wheels "
-        'for it; `"all"`: every release on every Python; `--python-releases` replaces it',
-    },
-    "[tool.compat.axes.NAME]": {
-        "versions": "the releases of package NAME (numpy, protobuf, a converter): every "
-        "cell runs once per release, ids end `-NAME1.2.3` (as `--pkg NAME=V1,V2`)",
-    },
-    "[[tool.compat.constraints]]": {
-        "package": "whose release decides: `onnx`, `onnxruntime`, `python` or an extra "
-        "axis's package",
-        "versions": 'the range of that package\'s releases it applies to: `"<1.18.1"`',
-        "requires": 'requirements added to those cells: `["numpy<2"]`',
-        "reason": "why, in one line",
-    },
-    "[[tool.compat.known]]": {
-        "cases": "an fnmatch glob over case ids (see `onnx-compat matrix --list`)",
-        "package": "`onnx` or `onnxruntime`: the package whose releases have the bug",
-        "versions": 'a range of its releases; `""` or left out: every release',
-        "checks": "the checks the bug shows in",
-        "outcomes": 'the outcomes that become `xfail`: default `["fail", "error"]`; also '
-        "`crash`, `timeout`, `flaky`",
-        "reason": "what fails and why, in one line",
-        "link": "the upstream report (optional)",
-        "phase": 'where the check fails, one phase or a list (`"infer"`, `["check", '
-        '"infer"]`; `"session"` or `"run"` alone: at any optimization level); a '
-        "failure at another phase is not this bug and stays unexpected",
-        "raises": "the exception it raises, by class name, one or a list "
-        '(`"InferenceError"`): the name its message starts with; another exception is not '
-        "this bug",
-        "match": "a regular expression searched in its message (`'must be a 1D'`); a failure "
-        "whose message does not match is not this bug",
-    },
-    "[tool.compat.docs]": {
-        "results": "a stored run (`matrix.json`, `.gz` allowed) that `compatibility.md`, "
-        "`families/` and `summary.svg` beside it render from",
-        "collapse": "merge identical neighbouring releases (the docs pages always do; kept "
-        "so that older configs load)",
-        "ascii": "plain-text marks instead of emoji in the docs tables",
-        "scoreboard": "a stored `scoreboard` run that `scoreboard.svg` renders from",
-        "writer-reader": "a stored `--cross` run of the writer_reader family that "
-        "`writer_reader.md` renders from",
-        "pythons": "a stored run on several Pythons that `pythons.md` renders from",
-        "load-limits": "where `nox -s report` writes what each release of `results` "
-        "loads (the support_limits family's measure), the file `scan` reads: named "
-        "`load_limits.json`",
-    },
-    "compat.toml in a folder of drop-in models": {
-        "known": "`[[known]]` tables with the keys of `[[tool.compat.known]]`, except that "
-        '`cases` globs the folder\'s model file names (`"vad.onnx"`)',
-        "rtol": "the relative tolerance of every output of the folder's models (over "
-        "`[tool.compat]`'s)",
-        "atol": "the absolute tolerance of every output of the folder's models (over "
-        "`[tool.compat]`'s)",
-        "tolerance": "`[[tolerance]]` tables: the tolerance of some models, or of some of "
-        "their outputs (below)",
-    },
-    "compat.toml: [[tolerance]] tables": {
-        "cases": 'a glob over the folder\'s model file names (`"vad.onnx"`): the models it '
-        "sets; it must match one",
-        "outputs": 'the output names it sets (`["logits"]`), each an output of those '
-        "models; left out: every output",
-        "rtol": "their relative tolerance; left out: the model's (or the folder's)",
-        "atol": "their absolute tolerance; left out: the model's (or the folder's)",
-    },
-}
+from compat.plan.schema import meanings
+
+#: Each table of the configuration, by its TOML header: key -> meaning. Read from the
+#: schema (compat/resources/tool_compat.schema.json), where each key's `description` is
+#: written once: editors, validate-pyproject and this reference show the same words.
+CONFIG: dict[str, dict[str, str]] = meanings()
 
 #: What each record of matrix.json holds, by its place in the file: field -> meaning.
 MATRIX_JSON: dict[str, dict[str, str]] = {

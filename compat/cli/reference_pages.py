@@ -39,6 +39,16 @@ def configuration_page() -> str:
         "releases a run covers and what every cell holds; `--config FILE` reads another "
         "file. An unknown key is an error naming the key and the file, never ignored.",
         "",
+        "Every table below is a JSON schema's too: "
+        "[`tool_compat.schema.json`](tool_compat.schema.json) (draft-07, shipped in the "
+        "package as `compat/resources/tool_compat.schema.json`) holds each key's type and the "
+        "meaning shown here, and onnx-compat checks the configuration and each folder's "
+        "`compat.toml` (its `definitions/folder`) against it. "
+        "[validate-pyproject](https://github.com/abravalheri/validate-pyproject) uses it "
+        "too once onnx-compat is installed beside it (a `validate_pyproject.tool_schema` "
+        "plugin, as cibuildwheel's): `validate-pyproject pyproject.toml` checks "
+        "`[tool.compat]` with the rest of the file.",
+        "",
         "```toml",
         CONFIG_EXAMPLE.rstrip(),
         "```",

@@ -35,6 +35,7 @@ from compat.core.errors import ConfigError
 from compat.corpus.inputs import check_feeds, load_npz, type_text
 from compat.corpus.known import attach
 from compat.plan.known_tables import KnownEntry, known_tables
+from compat.plan.schema import validate
 from compat.plan.tolerance import (
     ModelTolerance,
     Tolerance,
@@ -48,9 +49,8 @@ from compat.plan.tolerance import (
 #: the default checks that need nothing declared (the check table's `needs`): a drop-in
 #: model has a model and inputs, and no expectation of its own
 CHECKS = tuple(c for c in BUILTIN_CHECKS if c not in NEEDS)
-#: the drop-in folder's own settings file, and the keys it may hold
+#: the drop-in folder's own settings file (its keys: the schema's `definitions/folder`)
 FOLDER_CONFIG = "compat.toml"
-_FOLDER_KEYS = {"known", "rtol", "atol", "tolerance"}
 
 
 def slug(text: str) -> str:
@@ -175,12 +175,7 @@ def _folder_table(directory: Path) -> tuple[Path, dict[str, Any]]:
         table = tomllib.loads(path.read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read it: {exc}") from None
-    unknown = sorted(set(table) - _FOLDER_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}; a drop-in folder's {FOLDER_CONFIG} holds "
-            "rtol, atol, [[tolerance]] and [[known]] tables only"
-        )
+    validate(table, path, "folder")  # rtol, atol, [[tolerance]] and [[known]] tables only
     return path, table
 
 
@@ -196,7 +191,7 @@ def folder_tolerance(
     """The folder's tolerance (its `rtol` and `atol` over `base`, `[tool.compat]`'s) and
     its `[[tolerance]]` tables."""
     path, table = _folder_table(directory)
-    folder = read_tolerance(table, "", path, base)
+    folder = read_tolerance(table, base)
     return folder, tolerance_tables(table.get("tolerance", []), path)
 
 

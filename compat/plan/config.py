@@ -1,10 +1,11 @@
-"""Loads `[tool.compat]` from pyproject.toml into a frozen Config: what each key means
-and how it becomes the Config's value. The checks every value shares live in
-compat/plan/toml_values.py, the known-failure tables in compat/plan/known_tables.py."""
+"""Loads `[tool.compat]` from pyproject.toml into a frozen Config: how each key becomes
+the Config's value. Its keys, their types and their meanings are the schema's
+(compat/resources/tool_compat.schema.json, checked by compat/plan/schema.py); what a
+schema cannot say is checked here: releases and ranges that parse, requirements, a
+constraint's axis. The known-failure tables are compat/plan/known_tables.py's."""
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,19 +17,9 @@ from compat.core.install import Project
 from compat.core.versions import parse_range, parse_version
 from compat.plan.known_tables import PACKAGES, KnownEntry, known_tables
 from compat.plan.pythons import PythonTable, python_table
+from compat.plan.schema import validate
 from compat.plan.tolerance import Tolerance, read_tolerance
-from compat.plan.toml_values import (
-    as_count,
-    as_releases,
-    as_strings,
-    as_table,
-    as_text,
-    read_compat_table,
-    reject_unknown,
-    require,
-    shown,
-    wrong_type,
-)
+from compat.plan.toml_values import read_compat_table
 
 
 @dataclass(frozen=True)
@@ -146,139 +137,46 @@ class Config:
     tolerance: Tolerance = field(default_factory=Tolerance)
 
 
-_TOP_KEYS = {
-    "timeout",
-    "onnx",
-    "onnxruntime",
-    "constraints",
-    "cases-dirs",
-    "docs",
-    "known",
-    "axes",
-    "run",
-    "requires",
-    "groups",
-    "extras",
-    "corpus",
-    "command-timeout",
-    "python",
-    "no-cache",
-    "reruns",
-    "rtol",
-    "atol",
-}
+def _releases(versions: list[str], where: str) -> tuple[str, ...]:
+    """Exact releases, each one that parses (the schema holds them non-empty strings)."""
+    for version in versions:
+        parse_version(version, f"{where} versions", ConfigError)
+    return tuple(versions)
 
 
-#: `corpus = ...`: which built-in cases run beside the project's models and commands
-CORPUS_CHOICES = ("all", "seed", "none")
-
-
-_DOCS_KEYS = {
-    "results",
-    "collapse",
-    "ascii",
-    "scoreboard",
-    "writer-reader",
-    "pythons",
-    "load-limits",
-}
-
-
-_AXIS_KEYS = {"versions", "pair", "index-url", "extra-index-url"}
-
-
-_CONSTRAINT_KEYS = {"package", "versions", "requires", "reason"}
-
-
-def _axis(value: Any, package: str, path: Path) -> Axis:
-    where = f"tool.compat.{package}"
-    table = as_table(value, where, path, 'versions = [...] and pair = "1.24.4"')
-    reject_unknown(table, _AXIS_KEYS, where, path)
-    versions = require(table, "versions", where, path)
-    pair = as_text(table, "pair", where, path, "1.24.4")
-    parse_version(pair, f"{path} [{where}] pair", ConfigError)
-    urls = {key: table.get(key, "") for key in ("index-url", "extra-index-url")}
-    for key, url in urls.items():
-        if not isinstance(url, str) or (url and "://" not in url):
-            raise ConfigError(
-                f"{path}: [{where}] {key} = {shown(url)}: {key} must be a URL, "
-                "like 'https://…/simple'"
-            )
-    indexes = {"index_url": urls["index-url"], "extra_index_url": urls["extra-index-url"]}
-    if isinstance(versions, str) and versions.strip():  # a range that follows the index
-        parse_range(versions, f"{path} [{where}] versions", ConfigError)
+def _axis(table: dict[str, Any], package: str, path: Path) -> Axis:
+    where = f"{path} [tool.compat.{package}]"
+    pair = table["pair"]
+    parse_version(pair, f"{where} pair", ConfigError)
+    indexes = {
+        "index_url": table.get("index-url", ""),
+        "extra_index_url": table.get("extra-index-url", ""),
+    }
+    versions = table["versions"]
+    if isinstance(versions, str):  # a range that follows the index
+        parse_range(versions, f"{where} versions", ConfigError)
         return Axis(package, (), pair, versions.strip(), **indexes)
-    if not isinstance(versions, list) or not versions:
-        raise wrong_type(
-            path,
-            where,
-            "versions",
-            versions,
-            'a non-empty list of releases, or a range like ">=1.15" that follows the package index',
-        )
-    return Axis(package, as_releases(versions, where, path), pair, **indexes)
+    return Axis(package, _releases(versions, where), pair, **indexes)
 
 
-def _constraints(value: Any, axes: tuple[str, ...], path: Path) -> tuple[Constraint, ...]:
-    """`[[tool.compat.constraints]]`: an array of tables, each on a package with an axis."""
-    if not isinstance(value, list):
-        raise wrong_type(
-            path,
-            "tool.compat",
-            "constraints",
-            value,
-            "an array of tables: write [[tool.compat.constraints]]",
-        )
-    return tuple(_constraint(table, i, axes, path) for i, table in enumerate(value))
-
-
-def _constraint(value: Any, index: int, axes: tuple[str, ...], path: Path) -> Constraint:
+def _constraint(table: dict[str, Any], index: int, axes: tuple[str, ...], path: Path) -> Constraint:
+    """One `[[tool.compat.constraints]]` table, on a package with an axis."""
     where = f"tool.compat.constraints #{index + 1}"
-    if not isinstance(value, dict):
-        raise ConfigError(
-            f"{path}: [{where}] = {shown(value)}: expected a table: write "
-            "[[tool.compat.constraints]] with package, versions, requires"
-        )
-    table = value
-    reject_unknown(table, _CONSTRAINT_KEYS, where, path)
-    package = require(table, "package", where, path)
-    if not isinstance(package, str) or not package:
-        raise wrong_type(
-            path, where, "package", package, "a string: the package must name an axis, like 'onnx'"
-        )
+    package, versions = table["package"], table["versions"]
     if package not in axes:
         raise ConfigError(
             f"{path}: [{where}] package = {package!r}: no axis has this package, so the "
             f"constraint would never apply; expected one of {', '.join(axes)}"
         )
-    versions = require(table, "versions", where, path)
-    if not isinstance(versions, str):
-        raise wrong_type(path, where, "versions", versions, "a range as a string, like '<1.18.1'")
     parse_range(versions, f"{path} [{where}] versions", ConfigError)
-    requires = as_strings(
-        require(table, "requires", where, path), "requires", where, path, "numpy<2"
-    )
-    reason = table.get("reason", "")
-    if not isinstance(reason, str):
-        raise wrong_type(path, where, "reason", reason, "a string saying why")
-    return Constraint(package, versions, requires, reason)
+    return Constraint(package, versions, tuple(table["requires"]), table.get("reason", ""))
 
 
-def _timeout(value: Any, path: Path, key: str = "timeout", example: int = 60) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise ConfigError(
-            f"{path}: [tool.compat] {key} = {value!r}: give a positive number of seconds, "
-            f"like {key} = {example}"
-        )
-    return float(value)
-
-
-def _requirements(value: Any, path: Path) -> tuple[str, ...]:
+def _requirements(items: list[str], path: Path) -> tuple[str, ...]:
     """`requires = [...]`: PEP 508 requirements, each checked here so a typo is one
     line naming it, not an install error in every cell."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    items = as_strings(value, "requires", "tool.compat", path, "pytest>=8", empty=True)
     for item in items:
         try:
             Requirement(item)
@@ -287,111 +185,83 @@ def _requirements(value: Any, path: Path) -> tuple[str, ...]:
                 f"{path}: [tool.compat] requires: {item!r} is not a requirement ({exc}); "
                 "write them like requires = ['pytest', 'hypothesis>=6']"
             ) from None
-    return items
+    return tuple(items)
 
 
-def _corpus(value: Any, path: Path) -> str:
-    if value not in CORPUS_CHOICES:
-        raise ConfigError(
-            f"{path}: [tool.compat] corpus = {value!r}: use one of {', '.join(CORPUS_CHOICES)} "
-            "(all: every built-in case; seed: the seed families; none: only your models and "
-            "commands)"
-        )
-    return str(value)
+def _docs(table: dict[str, Any], path: Path) -> Docs:
+    def file(key: str) -> Path | None:
+        return path.parent / table[key] if key in table else None
 
-
-def _docs(value: Any, path: Path) -> Docs:
-    where = "tool.compat.docs"
-    table = as_table(value, where, path, 'results = "docs/matrix.json.gz"')
-    reject_unknown(table, _DOCS_KEYS, where, path)
-    results = as_text(table, "results", where, path, "docs/matrix.json.gz")
-    files = {
-        key: as_text(table, key, where, path, f"docs/{key}.json.gz")
-        for key in ("scoreboard", "writer-reader", "pythons")
-        if key in table
-    }
-    flags = {key: table.get(key, False) for key in ("collapse", "ascii")}
-    for key, flag in flags.items():
-        if not isinstance(flag, bool):
-            raise wrong_type(path, where, key, flag, f"true or false, like {key} = true")
     return Docs(
-        path.parent / results,
-        flags["collapse"],
-        flags["ascii"],
-        path.parent / files["scoreboard"] if "scoreboard" in files else None,
-        path.parent / files["writer-reader"] if "writer-reader" in files else None,
-        path.parent / files["pythons"] if "pythons" in files else None,
-        _load_limits(table, where, path),
+        path.parent / table["results"],
+        table.get("collapse", False),
+        table.get("ascii", False),
+        file("scoreboard"),
+        file("writer-reader"),
+        file("pythons"),
+        _load_limits(table, path),
         source=path,
     )
 
 
-def _load_limits(table: dict[str, Any], where: str, path: Path) -> Path | None:
+def _load_limits(table: dict[str, Any], path: Path) -> Path | None:
     """`load-limits = "compat/resources/load_limits.json"`: the file's name is fixed (it is
     the name `compat.scan` reads); its folder is the key's."""
     name = resources.LOAD_LIMITS.name
     if "load-limits" not in table:
         return None
-    value = as_text(table, "load-limits", where, path, f"compat/resources/{name}")
+    value: str = table["load-limits"]
     if Path(value).name != name:
         raise ConfigError(
-            f"{path}: [{where}] load-limits = {value!r}: the file must be named {name} "
+            f"{path}: [tool.compat.docs] load-limits = {value!r}: the file must be named {name} "
             f'(compat.scan reads that name); like load-limits = "compat/resources/{name}"'
         )
     return path.parent / value
 
 
 def load_config(path: Path) -> Config:
-    """Reads and validates `[tool.compat]`; unknown keys are errors, never ignored."""
+    """Reads `[tool.compat]` and validates it against its schema (compat/plan/schema.py),
+    then what a schema cannot say; unknown keys are errors, never ignored."""
     table = read_compat_table(path)
-    reject_unknown(table, _TOP_KEYS, "tool.compat", path)
+    validate(table, path)
     axes = _extra_axes(table.get("axes", {}), path)
-    top = "tool.compat"
+    names = (*PACKAGES, "python", *(name for name, _ in axes))
+    reruns = table.get("reruns")
 
-    def listed(key: str, example: str) -> tuple[str, ...]:
-        return as_strings(table.get(key, []), key, top, path, example, empty=True)
+    def listed(key: str) -> tuple[str, ...]:
+        return tuple(table.get(key, []))
 
     return Config(
-        onnx=_axis(require(table, "onnx", top, path), "onnx", path),
-        onnxruntime=_axis(require(table, "onnxruntime", top, path), "onnxruntime", path),
-        constraints=_constraints(
-            table.get("constraints", []), (*PACKAGES, "python", *(name for name, _ in axes)), path
+        onnx=_axis(table["onnx"], "onnx", path),
+        onnxruntime=_axis(table["onnxruntime"], "onnxruntime", path),
+        constraints=tuple(
+            _constraint(t, i, names, path) for i, t in enumerate(table.get("constraints", []))
         ),
-        timeout=_timeout(table.get("timeout", 60), path),
+        timeout=float(table.get("timeout", 60)),
         source=path,
-        cases_dirs=tuple(path.parent / d for d in listed("cases-dirs", "models")),
+        cases_dirs=tuple(path.parent / d for d in listed("cases-dirs")),
         docs=_docs(table["docs"], path) if "docs" in table else None,
         known=tuple(known_tables(table.get("known", []), "tool.compat.known", path)),
         axes=axes,
-        run=listed("run", "pytest -q"),
+        run=listed("run"),
         requires=_requirements(table.get("requires", []), path),
-        groups=listed("groups", "test"),
-        extras=listed("extras", "test"),
-        corpus=_corpus(table.get("corpus", "all"), path),
-        command_timeout=_timeout(table.get("command-timeout", 900), path, "command-timeout", 900),
+        groups=listed("groups"),
+        extras=listed("extras"),
+        corpus=table.get("corpus", "all"),
+        command_timeout=float(table.get("command-timeout", 900)),
         python=python_table(table.get("python"), path),
-        no_cache=listed("no-cache", "integration"),
-        reruns=as_count(table, "reruns", "tool.compat", path, "reruns = 1 (0: none)"),
-        tolerance=read_tolerance(table, top, path),
+        no_cache=listed("no-cache"),
+        reruns=None if reruns is None else int(reruns),
+        tolerance=read_tolerance(table),
     )
 
 
-def _extra_axes(table: Any, path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _extra_axes(table: dict[str, Any], path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`[tool.compat.axes.protobuf] versions = ["5.29.5", "6.33.0"]`, one table per package."""
-    if not isinstance(table, dict):
-        raise wrong_type(
-            path,
-            "tool.compat",
-            "axes",
-            table,
-            "one table per package, like [tool.compat.axes.protobuf]",
-        )
     axes = []
     for name, axis in table.items():
         where = f"tool.compat.axes.{name}"
-        as_table(axis, where, path, "versions = [...]")
-        reject_unknown(axis, {"versions"}, where, path)
         if name in PACKAGES:
             raise ConfigError(f"{path}: [{where}]: {name} has its own axis, [tool.compat.{name}]")
-        axes.append((name, as_releases(require(axis, "versions", where, path), where, path)))
+        axes.append((name, _releases(axis["versions"], f"{path} [{where}]")))
     return tuple(axes)

@@ -14,19 +14,15 @@ keys without a config around them.
 from __future__ import annotations
 
 import fnmatch
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from compat.core.errors import ConfigError
-from compat.plan.toml_values import reject_unknown, require, shown
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
-#: the keys of a [[tolerance]] table
-_TABLE_KEYS = {"cases", "outputs", "rtol", "atol"}
 
 
 @dataclass(frozen=True)
@@ -56,58 +52,31 @@ class ModelTolerance:
     outputs: Mapping[str, Tolerance] = field(default_factory=dict)
 
 
-def _value(table: Mapping[str, Any], key: str, where: str, path: Path) -> float | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
-        at = f"[{where}] " if where else ""
-        raise ConfigError(
-            f"{path}: {at}{key} = {shown(value)}: a tolerance is a number, 0 or more, like "
-            f"{key} = 1e-3 (outputs pass where |got - expected| <= atol + rtol * |expected|)"
-        )
-    return float(value)
-
-
-def read_tolerance(
-    table: Mapping[str, Any], where: str, path: Path, base: Tolerance | None = None
-) -> Tolerance:
-    """`rtol` and `atol` of a table (`[tool.compat]`, a compat.toml's top level: where
-    ""), each over `base`'s when not given."""
+def read_tolerance(table: Mapping[str, Any], base: Tolerance | None = None) -> Tolerance:
+    """`rtol` and `atol` of a table (`[tool.compat]`, a compat.toml's top level), each
+    over `base`'s when not given (the schema has checked them: numbers, 0 or more)."""
     base = base or Tolerance()
-    rtol, atol = _value(table, "rtol", where, path), _value(table, "atol", where, path)
-    return Tolerance(base.rtol if rtol is None else rtol, base.atol if atol is None else atol)
+    return Tolerance(float(table.get("rtol", base.rtol)), float(table.get("atol", base.atol)))
 
 
-def tolerance_tables(value: Any, path: Path) -> list[ToleranceTable]:
+def tolerance_tables(tables: list[dict[str, Any]], path: Path) -> list[ToleranceTable]:
     """The `[[tolerance]]` tables of a compat.toml, numbered from 1 in errors."""
-    if not isinstance(value, list):
-        raise ConfigError(f"{path}: tolerance must be an array of tables: write [[tolerance]]")
-    tables = []
-    for index, table in enumerate(value):
+    found = []
+    for index, table in enumerate(tables):
         where = f"tolerance #{index + 1}"
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [{where}] must be a table; write [[tolerance]] tables")
-        reject_unknown(table, _TABLE_KEYS, where, path)
-        cases = require(table, "cases", where, path)
-        if not isinstance(cases, str) or not cases.strip():
-            raise ConfigError(
-                f"{path}: [{where}] cases = {shown(cases)}: a glob over the folder's model "
-                "file names, like cases = 'vad.onnx'"
-            )
-        outputs = table.get("outputs", [])
-        if not isinstance(outputs, list) or not all(isinstance(o, str) and o for o in outputs):
-            raise ConfigError(
-                f"{path}: [{where}] outputs = {shown(outputs)}: a list of output names, like "
-                "outputs = ['logits'] (leave it out for every output)"
-            )
-        rtol, atol = _value(table, "rtol", where, path), _value(table, "atol", where, path)
+        rtol, atol = table.get("rtol"), table.get("atol")
         if rtol is None and atol is None:
             raise ConfigError(f"{path}: [{where}] sets no tolerance; give rtol, atol or both")
-        tables.append(
-            ToleranceTable(cases.strip(), tuple(outputs), rtol, atol, f"{path} [{where}]")
+        found.append(
+            ToleranceTable(
+                table["cases"].strip(),
+                tuple(table.get("outputs", [])),
+                None if rtol is None else float(rtol),
+                None if atol is None else float(atol),
+                f"{path} [{where}]",
+            )
         )
-    return tables
+    return found
 
 
 def check_tables(tables: Sequence[ToleranceTable], models: Mapping[str, Sequence[str]]) -> None:

@@ -21,6 +21,8 @@ TRIAGE_SNIPPETS = FOLDER / "triage"
 LOAD_LIMITS = FOLDER / "load_limits.json"
 #: the script every repro folder gets, filled in (compat/followup/repro.py)
 REPRO_SCRIPT = FOLDER / "repro_script.py"
+#: the JSON schema of `[tool.compat]` and of a drop-in folder's compat.toml (compat/plan/schema.py)
+TOOL_COMPAT_SCHEMA = FOLDER / "tool_compat.schema.json"
 
 
 def text(name: str) -> str:
