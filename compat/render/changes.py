@@ -32,13 +32,20 @@ def _cut(text: str) -> str:
     return text if len(text) <= MESSAGE else text[: MESSAGE - 1] + "…"
 
 
+def _from_difference(before: str, after: str) -> tuple[str, str]:
+    """Both messages from a little before where they first differ: the part a cut
+    message would otherwise hide."""
+    before, after = one_line(printable(before)), one_line(printable(after))
+    same = next((i for i, (b, a) in enumerate(zip(before, after, strict=False)) if b != a), 0)
+    start = max(0, same - MESSAGE // 3) if max(len(before), len(after)) > MESSAGE else 0
+    lead = "…" if start else ""
+    return lead + before[start:], lead + after[start:]
+
+
 def _terminal_lines(change: Change) -> list[str]:
     if change.kind is Kind.CHANGED:
-        return [
-            f"  {_where(change)}",
-            f"      was: {_cut(change.before)}",
-            f"      now: {_cut(change.after)}",
-        ]
+        was, now = _from_difference(change.before, change.after)
+        return [f"  {_where(change)}", f"      was: {_cut(was)}", f"      now: {_cut(now)}"]
     fixed = change.kind in (Kind.FIXED, Kind.GONE)
     said = f"was {change.before}" if fixed else change.after
     return [f"  {_where(change)}: {_cut(said)}"]
@@ -57,7 +64,7 @@ def render_changes(report: Report) -> str:
             listed = [c for c in listed if not c.release]  # under their release below
         if not listed:
             continue
-        lines.append(f"{len(listed)} {heading}:")
+        lines.append(f"{heading} ({len(listed)}):")
         for change in listed[:MAX_LISTED]:
             lines += _terminal_lines(change)
         if len(listed) > MAX_LISTED:
@@ -104,7 +111,7 @@ def markdown_changes(report: Report) -> list[str]:
     for kind, heading in HEADINGS.items():
         listed = [c for c in changes.of(kind) if kind is not Kind.NEW or not c.release]
         if listed:
-            out += [f"### {len(listed)} {heading}", "", *map(_md_change, listed), ""]
+            out += [f"### {heading.capitalize()} ({len(listed)})", "", *map(_md_change, listed), ""]
     for release in changes.new_releases:
         failing = [c for c in changes.of(Kind.NEW) if c.release == release]
         out += [f"### New release {md_text(release)}: {len(failing)} unexpected", ""]
