@@ -83,7 +83,7 @@ def handwritten(work: Path) -> float:
     (work / "plan.json").write_text(json.dumps({"tasks": tasks}))
     plan = expand(load_config(ROOT / "pyproject.toml"), ONNX_8, ORT_8)
     pairs = [
-        {"onnx": c.onnx, "onnxruntime": c.onnxruntime, "extra": list(c.requirements[4:])}
+        {"onnx": c.onnx, "onnxruntime": c.onnxruntime, "extra": list(c.requirements.pins[4:])}
         for c in plan.cells
     ]
     (work / "pairs.json").write_text(json.dumps(pairs))

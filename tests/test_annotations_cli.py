@@ -13,6 +13,7 @@ import pytest
 
 from compat.cell.annotations_cli import main
 from compat.core.case import Case
+from compat.core.install import InstallRequest
 from compat.corpus.discover import discover_cases
 from compat.execute.envs import ensure_env
 from compat.plan.config import load_config
@@ -141,7 +142,9 @@ def test_the_cli_inside_real_environments_of_the_oldest_and_newest_onnx(
 ) -> None:
     config = load_config(ROOT / "pyproject.toml")
     ort = config.onnx.pair
-    cell = Cell(onnx_version, ort, requirements(onnx_version, ort, config.constraints))
+    cell = Cell(
+        onnx_version, ort, InstallRequest(requirements(onnx_version, ort, config.constraints))
+    )
     env = ensure_env(cell, tmp_path / "envs")
     assert env.record.packages["onnx"] == onnx_version
 

@@ -19,6 +19,7 @@ from compat.cell import blame
 from compat.cell.casedata import CaseData
 from compat.cell.checks_ort import check_ort_run
 from compat.cell.verdict import Verdict
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.discover import write_case
 from compat.corpus.dropin import load_dropins
@@ -144,7 +145,7 @@ def test_triage_names_the_optimizer_before_it_calls_the_difference_a_defect() ->
         "disabling it alone (disabled_optimizers=['NchwcTransformer']) makes the "
         f"outputs match {DISABLED} exactly"
     )
-    cell = Cell("1.23.2", "1.24.4", ())
+    cell = Cell("1.23.2", "1.24.4", InstallRequest())
     result = CheckResult(cell.id, "triage.m", "ort_run", Outcome.FAIL, detail, "compare")
     finding = Finding(
         "ort_run", "onnxruntime", "always", cell, None, result, {"1.24.4": "bad"}, last_bad="1.24.4"

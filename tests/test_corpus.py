@@ -10,6 +10,7 @@ import pytest
 
 from compat.cell.loop import run_task
 from compat.core.errors import ConfigError
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.versions import in_range
 from compat.corpus.discover import discover_cases, select_cases, write_case
@@ -60,7 +61,7 @@ def test_select_cases_by_glob() -> None:
 def test_each_case_is_as_expected_on_the_host_releases(case: object, tmp_path: Path) -> None:
     """Every check of every seed case, run in process on the host's onnx and onnxruntime."""
     files = write_case(case, tmp_path)  # type: ignore[arg-type]
-    cell = Cell(onnx.__version__, onnxruntime.__version__, ())
+    cell = Cell(onnx.__version__, onnxruntime.__version__, InstallRequest())
     for check in files.case.checks:
         raw = run_task({}, {"case": case.id, "check": check, "case_dir": str(files.directory)})  # type: ignore[attr-defined]
         result = classify(

@@ -24,6 +24,7 @@ from packaging.version import Version
 
 from compat.cell.checks import BY_NAME, PARTS
 from compat.core.case import KnownFailure
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.corpus.discover import CaseFiles, write_case
 from compat.execute.backends import Backends, OnRecords
@@ -185,7 +186,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CaseFiles]:
 
 
 def cells_of(*pairs: tuple[str, str]) -> list[Cell]:
-    return [Cell(onnx, ort, ()) for onnx, ort in pairs]
+    return [Cell(onnx, ort, InstallRequest()) for onnx, ort in pairs]
 
 
 def run(

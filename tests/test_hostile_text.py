@@ -17,6 +17,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from compat.core.family import FamilyRow
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import CaseInfo, Report
 from compat.corpus.backend_suite import FAMILY as SUITE
@@ -302,7 +303,7 @@ def hostile_model() -> onnx.ModelProto:
 
 
 def test_a_triage_report_is_inert(tmp_path: Path) -> None:
-    cell = Cell("1.18.0", "1.24.4", ())
+    cell = Cell("1.18.0", "1.24.4", InstallRequest())
     result = CheckResult("onnx1.18.0-ort1.24.4", "m", "ort_run", Outcome.FAIL, detail=EVIL)
     finding = Finding(
         "ort_run", "onnxruntime", "always", cell, None, result, states={"1.24.4": "bad"}

@@ -16,6 +16,7 @@ import pytest
 
 from compat.cli.main import main
 from compat.core.case import Case, KnownFailure
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CheckResult, Outcome
 from compat.core.report import Report, read_json
 from compat.corpus.discover import discover_cases
@@ -36,7 +37,7 @@ PADS = KnownFailure(
     match=r"'pads' input must be a 1D",
 )
 CASE = add_one_case(known=(PADS,))
-IN_RANGE = Cell("1.18.0", "1.24.4", ())
+IN_RANGE = Cell("1.18.0", "1.24.4", InstallRequest())
 DOCUMENTED = "InferenceError: [ShapeInferenceError] (op_type:Pad): 'pads' input must be a 1D"
 
 
@@ -74,7 +75,7 @@ def test_a_failure_in_range_that_looks_otherwise_is_unexpected_and_names_the_bug
     assert got.detail == (
         f"not the known bug onnx >=1.18,<1.21 (pads rejected; https://x/1): {why} — {detail}"
     )
-    outside = classify(failure(detail, phase), CASE, Cell("1.21.0", "1.24.4", ()))
+    outside = classify(failure(detail, phase), CASE, Cell("1.21.0", "1.24.4", InstallRequest()))
     assert outside.detail == detail  # no known bug there to name
 
 
@@ -185,7 +186,7 @@ def stored_raw(result: CheckResult) -> CheckResult:
 
 def reclassified(report: Report) -> list[tuple[CheckResult, CheckResult]]:
     """Each corpus result of a stored run, and its raw result classified again now."""
-    cells = {c.id: Cell(c.onnx, c.onnxruntime, ()) for c in report.cells}
+    cells = {c.id: Cell(c.onnx, c.onnxruntime, InstallRequest()) for c in report.cells}
     return [
         (r, classify(stored_raw(r), corpus()[r.case], cells[r.cell]))
         for r in report.results
@@ -378,7 +379,8 @@ def test_triage_names_a_known_bug_only_when_the_failure_looks_like_it() -> None:
         "onnx", "<1.21", ("checker",), "the pads bug", link, raises=("ValidationError",)
     )
     bad, good = (
-        Cell(v, "1.24.4", (f"onnx=={v}", "onnxruntime==1.24.4")) for v in ("1.20.1", "1.21.0")
+        Cell(v, "1.24.4", InstallRequest((f"onnx=={v}", "onnxruntime==1.24.4")))
+        for v in ("1.20.1", "1.21.0")
     )
 
     def finding(detail: str) -> Finding:

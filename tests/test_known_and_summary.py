@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compat.core.case import KnownFailure
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.known import classify
 from compat.plan.matrix import Cell
@@ -20,7 +21,7 @@ def result(outcome: Outcome, check: str = "shape_inference") -> CheckResult:
 
 
 def cell(onnx: str, ort: str = "1.24.4") -> Cell:
-    return Cell(onnx, ort, ())
+    return Cell(onnx, ort, InstallRequest())
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ import pytest
 
 from compat.cli.commands.bisect import BisectRequest, bisected
 from compat.core.errors import CompatError, UsageError
+from compat.core.install import InstallRequest
 from compat.execute.envs import env_python
 from compat.execute.installer import find_uv, install_commands, run_command
 from compat.plan import index
@@ -161,16 +162,18 @@ def test_a_no_wheel_decision_follows_the_local_index_files(
 ) -> None:
     assert indexes("onnx").sources[-1].where == "UV_INDEX_URL"
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    reason = missing_wheel(("onnx==7.2.0", "onnxruntime==1.24.4"), python)
+    reason = missing_wheel(InstallRequest(("onnx==7.2.0", "onnxruntime==1.24.4")), python)
     assert reason == (
         f"onnx 7.2.0 has no wheel for CPython {python} on this platform (wheels for 3.8): "
         "not installable there, by the package index"
     )
     # PyPI has onnxruntime 1.24.4 without a wheel for 3.10; the local index has one
-    assert missing_wheel(("onnx==1.18.0", "onnxruntime==1.24.4"), "3.10") == ""
+    assert missing_wheel(InstallRequest(("onnx==1.18.0", "onnxruntime==1.24.4")), "3.10") == ""
     # a release of sdists alone is installable: uv builds it
-    assert missing_wheel(("tinysdist==1.0", "onnx==1.18.0"), python) == ""
-    assert built_from_source(("tinysdist==1.0", "onnx==1.18.0", "numpy")) == ("tinysdist",)
+    assert missing_wheel(InstallRequest(("tinysdist==1.0", "onnx==1.18.0")), python) == ""
+    assert built_from_source(InstallRequest(("tinysdist==1.0", "onnx==1.18.0", "numpy"))) == (
+        "tinysdist",
+    )
     assert public == []
 
 
@@ -192,7 +195,7 @@ def test_bisect_range_and_previews_come_from_the_local_index(
 def test_a_release_of_sdists_alone_is_built_by_uv_from_the_local_index(
     tmp_path: Path, local_index: Served, public: list[str]
 ) -> None:
-    requirements = ("tinysdist==1.0",)
+    requirements = InstallRequest(("tinysdist==1.0",))
     env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}  # built here, not reused
     for from_source, expected in (((), 1), (built_from_source(requirements), 0)):
         directory = tmp_path / f"env{len(from_source)}"

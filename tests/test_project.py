@@ -14,9 +14,7 @@ from compat.execute.project import (
     BuildError,
     Built,
     build,
-    flag,
     group_requirements,
-    parse_flag,
     source_digest,
 )
 
@@ -64,15 +62,6 @@ def test_dependency_groups_are_read_with_their_includes_and_an_unknown_one_is_na
     assert group_requirements(tmp_path, (), "cfg") == ()
     with pytest.raises(UsageError, match=r"groups: 'tests' is not in .* \(it has: docs, test"):
         group_requirements(tmp_path, ("tests",), "cfg")
-
-
-def test_the_project_flag_carries_its_path_and_extras() -> None:
-    assert parse_flag(flag(Path("/x/my proj"), ("test", "plot"))) == (
-        Path("/x/my proj"),
-        ("test", "plot"),
-    )
-    assert parse_flag(flag(Path("/x/y"))) == (Path("/x/y"), ())
-    assert parse_flag("onnx==1.18.0") is None
 
 
 def test_what_a_build_reads_leaves_out_reports_state_and_caches(tmp_path: Path) -> None:

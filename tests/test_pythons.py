@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from compat.core.errors import ConfigError, UsageError
+from compat.core.install import InstallRequest, Project
 from compat.plan.config import load_config
 from compat.plan.index import has_wheel, missing_wheel
 from compat.plan.matrix import expand, select_axis, select_shard
@@ -172,7 +173,7 @@ def test_a_constraint_may_name_python() -> None:
     numpy = Constraint("python", "<3.11", ("numpy<2",), "old Pythons get old numpy")
     config = replace(config, constraints=(*config.constraints, numpy))
     plan = expand(config, ("1.18.0",), ("1.22.1",), pythons=("3.10", "3.12"))
-    by_python = {c.python: c.requirements for c in plan.cells if c.onnx == "1.18.0"}
+    by_python = {c.python: c.requirements.pins for c in plan.cells if c.onnx == "1.18.0"}
     assert "numpy<2" in by_python["3.10"] and "numpy<2" not in by_python["3.12"]
 
 
@@ -245,10 +246,11 @@ def test_no_wheel_is_what_the_index_lists_for_every_default_cell_and_python() ->
 
 @pytest.mark.subprocess  # asks the package index
 def test_an_adopting_projects_cells_are_no_wheel_too() -> None:
-    """A project's cells carry `--project PATH` among their requirements (spox adopted
-    with init: onnxruntime 1.24.4 on 3.10 was an install-error, not no-wheel); only a
-    cell's own index makes the package index's answer moot."""
+    """A project's cells install the project besides their pins (spox adopted with init:
+    onnxruntime 1.24.4 on 3.10 was an install-error, not no-wheel); only a cell's own
+    index makes the package index's answer moot."""
     pins = ("onnx==1.23.2", "onnxruntime==1.24.4", "numpy", "pytest")
-    reason = missing_wheel((*pins, "--project /tmp/project"), "3.10")
-    assert "onnxruntime 1.24.4 has no wheel for CPython 3.10" in reason
-    assert missing_wheel((*pins, "--extra-index-url https://example.invalid/simple"), "3.10") == ""
+    project = InstallRequest(pins, project=Project(Path("/tmp/project")))
+    assert "onnxruntime 1.24.4 has no wheel for CPython 3.10" in missing_wheel(project, "3.10")
+    own = InstallRequest(pins, extra_index_urls=("https://example.invalid/simple",))
+    assert missing_wheel(own, "3.10") == ""

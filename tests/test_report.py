@@ -21,6 +21,7 @@ from compat.render.junit import render_junit
 from compat.render.markdown import render_markdown
 from compat.render.terminal import render_grid, render_summary, render_unexpected
 from tests.conftest import ROOT
+from tests.test_install_request import REQUESTS
 
 GOLDEN = Path(__file__).with_name("golden")
 ONNX_CHECKS = {"checker": "onnx", "shape_inference": "onnx"}
@@ -204,7 +205,7 @@ text = st.text(max_size=30)
         python=text,
         platform=text,
         detail=text,
-        requirements=st.tuples(text, text),
+        requirements=REQUESTS,
     ),
 )
 def test_records_survive_json_whatever_they_hold(result: CheckResult, cell: CellRecord) -> None:

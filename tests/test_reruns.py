@@ -13,6 +13,7 @@ from onnx import TensorProto, helper
 
 from compat.cell.loop import run_task
 from compat.core.case import KnownFailure
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.known import classify
 from compat.execute.reruns import judge_attempts, judge_runs, next_attempt, rerun
@@ -168,12 +169,14 @@ def test_a_known_nondeterministic_bug_is_xfail_whatever_one_run_shows() -> None:
         "onnxruntime", "<1.20", ("ort_run",), "garbage", "https://x/1", outcomes=("fail", "flaky")
     )
     case = add_one_case(known=(bug,))
-    cell = Cell("1.23.2", "1.19.2", ())
+    cell = Cell("1.23.2", "1.19.2", InstallRequest())
     for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.FLAKY):
         got = classify(CheckResult("cell", "c", "ort_run", outcome), case, cell)
         assert got.outcome is Outcome.XFAIL, outcome  # never xpass, never unexpected
     outside = classify(
-        CheckResult("cell", "c", "ort_run", Outcome.FLAKY), case, Cell("1.23.2", "1.24.4", ())
+        CheckResult("cell", "c", "ort_run", Outcome.FLAKY),
+        case,
+        Cell("1.23.2", "1.24.4", InstallRequest()),
     )
     assert outside.outcome is Outcome.FLAKY and outside.outcome.unexpected
 

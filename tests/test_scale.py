@@ -103,7 +103,7 @@ def test_pins_come_from_the_command_line_and_a_requirements_file(tmp_path: Path)
     assert (pins.onnx, pins.onnxruntime, pins.extra) == ("1.18.0", "1.22.1", ("numpy==1.26.4",))
     cell = repro_cell(pins, CONFIG)
     assert cell.id.startswith("onnx1.18.0-ort1.22.1-")  # its own environment: extra pins
-    assert "numpy==1.26.4" in cell.requirements
+    assert "numpy==1.26.4" in cell.requirements.pins
     alone = repro_cell(parse_pins(["onnx==1.18.0"], None), CONFIG)
     assert alone.id == "onnx1.18.0-ort1.24.4"  # the unpinned package: as in the matrix
     with pytest.raises(UsageError, match="pin releases exactly"):

@@ -27,6 +27,7 @@ import compat
 from compat.cli.main import main
 from compat.core.case import Case
 from compat.core.errors import ConfigError
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.report import Report, read_json
 from compat.core.versions import holds, in_range, intersect
@@ -517,7 +518,7 @@ def test_verify_calls_a_failure_the_predicted_one_only_when_it_looks_like_it(
     from compat.plan.matrix import Cell, Plan
 
     found = scan_model(pads_file, "", "")
-    cell = Cell("1.20.1", "1.24.4", ("onnx==1.20.1", "onnxruntime==1.24.4"))
+    cell = Cell("1.20.1", "1.24.4", InstallRequest(("onnx==1.20.1", "onnxruntime==1.24.4")))
     plan = Plan((cell,), {"onnx": (cell,)}, cross=False)
     looks = {d.id: d.known for d in detectors()}
     bug = next(d.known for d in detectors() if d.id == PAD)

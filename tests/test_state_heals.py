@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CellState
 from compat.execute.probe import KILLED, answered, probe
 from compat.plan.matrix import Cell
@@ -95,7 +96,7 @@ def test_a_probe_killed_by_a_signal_says_so_and_is_no_answer(tmp_path: Path) -> 
     """A probe whose interpreter dies by SIGTERM (here: a stand-in that kills itself)
     is an import-error for this run that names the signal, never "(no message)", and
     is not kept; one that exits 1 silently says so."""
-    cell = Cell("1.20.1", "1.24.4", ("onnx==1.20.1", "onnxruntime==1.24.4"))
+    cell = Cell("1.20.1", "1.24.4", InstallRequest(("onnx==1.20.1", "onnxruntime==1.24.4")))
     code = cellcode.stage(tmp_path / "code")
     for body, says, kept in (
         ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", f"{KILLED}SIGTERM", False),

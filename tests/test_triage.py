@@ -21,6 +21,7 @@ import onnx
 import pytest
 from onnx import helper
 
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CheckResult, Outcome
 from compat.corpus.make import randn
 from compat.followup.triage.findings import findings_of, same_way, signature
@@ -350,7 +351,12 @@ def test_signatures_blank_names_numbers_and_paths() -> None:
 
 
 def _cells(package: str, versions: list[str]) -> list[Cell]:
-    return [Cell(v, "1.24.4", ()) if package == "onnx" else Cell("1.23.2", v, ()) for v in versions]
+    return [
+        Cell(v, "1.24.4", InstallRequest())
+        if package == "onnx"
+        else Cell("1.23.2", v, InstallRequest())
+        for v in versions
+    ]
 
 
 def test_findings_are_changes_between_neighbours_or_failures_everywhere() -> None:

@@ -17,6 +17,7 @@ from compat.cell.checks_ort import UNSEARCHED
 from compat.cell.loop import run_task
 from compat.cell.protocol import RawRecord
 from compat.core.case import Case
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CheckResult
 from compat.corpus.discover import write_case
 from compat.corpus.dropin import load_dropins
@@ -93,7 +94,7 @@ class InProcess:
 def _finding(case: Case, tmp_path: Path) -> Finding:
     files = write_case(only_check(case, "ort_run"), tmp_path / "original")
     record = InProcess(always_search=True)(case.id, "ort_run", files.directory)
-    cell = Cell("1.23.2", "1.24.4", ())
+    cell = Cell("1.23.2", "1.24.4", InstallRequest())
     result = CheckResult.from_dict({**record, "cell": cell.id})
     return Finding("ort_run", "onnxruntime", "always", cell, None, result, {"1.24.4": "bad"})
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from compat.core.install import InstallRequest
 from compat.core.versions import exact_pin
 from compat.execute.probe import pins
 
@@ -37,4 +38,5 @@ def test_the_probe_checks_the_pins_a_cell_asked_for_and_nothing_else() -> None:
         "numpy==2.0.0; python_version >= '3.13'",
         "--project /x",
     )
-    assert pins(requirements) == [("onnx", "1.18.0"), ("onnxruntime", "1.22.1")]
+    request = InstallRequest.from_strings(requirements)
+    assert pins(request) == [("onnx", "1.18.0"), ("onnxruntime", "1.22.1")]

@@ -30,6 +30,7 @@ def _json_type(value: Any) -> str:
 def samples() -> dict[str, dict[str, Any]]:
     """One serialized record of each kind matrix.json holds, every optional field set:
     the fields the page lists and their JSON types."""
+    from compat.core.install import InstallRequest
     from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
     from compat.core.report import CaseInfo, Report
 
@@ -42,7 +43,7 @@ def samples() -> dict[str, dict[str, Any]]:
         "3.12.1",
         "Linux",
         "",
-        ("onnx==1.18.0",),
+        InstallRequest(("onnx==1.18.0",)),
         (10, 21),
         {"onnx": "1.18.0"},
     )

@@ -104,24 +104,31 @@ class InstallRequest:
     @classmethod
     def from_strings(cls, items: Iterable[str]) -> InstallRequest:
         """The request a report or a marker stored (`serialize`, or any older
-        onnx-compat's list, where a project and indexes may come in any order)."""
+        onnx-compat's list, where a project and indexes may come in any order);
+        ValueError, saying what is wrong, for a list that holds no request (a crafted
+        report), as compat/core/report.py's readers expect."""
         pins: list[str] = []
         project: Project | None = None
         editables: list[Path] = []
         index_url = ""
         extra: list[str] = []
         for text in items:
+            if not isinstance(text, str):
+                raise ValueError(f"requirements: {text!r:.80} is not a string")
             if text.startswith(_PROJECT):
                 project = _project(text[len(_PROJECT) :])
             elif text.startswith(_EDITABLE):
-                editables.append(Path(text[len(_EDITABLE) :].strip()))
+                editables.append(Path(text[len(_EDITABLE) :]))
             elif text.startswith(_INDEX):
-                index_url = text[len(_INDEX) :].strip()
+                index_url = text[len(_INDEX) :]
             elif text.startswith(_EXTRA_INDEX):
-                extra.append(text[len(_EXTRA_INDEX) :].strip())
+                extra.append(text[len(_EXTRA_INDEX) :])
             else:
                 pins.append(text)
-        return cls(tuple(pins), project, tuple(editables), index_url, tuple(extra))
+        try:
+            return cls(tuple(pins), project, tuple(editables), index_url, tuple(extra))
+        except CompatError as exc:
+            raise ValueError(f"requirements: {exc}") from None
 
 
 def _project(text: str) -> Project:

@@ -6,6 +6,8 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any, NotRequired, TypedDict
 
+from compat.core.install import InstallRequest
+
 
 class Outcome(enum.StrEnum):
     """What one check in one cell came to: the names, in order, of the worker protocol's
@@ -144,7 +146,7 @@ class CellRecord:
     python: str = ""
     platform: str = ""
     detail: str = ""
-    requirements: tuple[str, ...] = ()
+    requirements: InstallRequest = field(default_factory=InstallRequest)
     #: (max IR version, max default-domain opset) this onnxruntime loads, probed once
     limits: tuple[int, ...] = ()
     #: every distribution installed in the cell and its version (a repro's requirements)
@@ -183,7 +185,7 @@ class CellRecord:
     def serialize(self) -> dict[str, Any]:
         data = asdict(self)
         data["state"] = self.state.value
-        data["requirements"] = list(self.requirements)
+        data["requirements"] = self.requirements.serialize()
         data["limits"] = list(self.limits)
         if not self.installed:
             del data["installed"]
@@ -200,7 +202,7 @@ class CellRecord:
             python=data.get("python", ""),
             platform=data.get("platform", ""),
             detail=data.get("detail", ""),
-            requirements=tuple(data.get("requirements", ())),
+            requirements=InstallRequest.from_strings(data.get("requirements", ())),
             limits=tuple(data.get("limits", ())),
             installed=dict(data.get("installed", {})),
         )

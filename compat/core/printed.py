@@ -32,7 +32,7 @@ def repro_command(
     options the run loaded its cases with (`report.run["options"]`, see
     `compat.workflow.corpus.run_options`): the command works as printed, drop-in models
     included, on the cell's Python when its id names one."""
-    pinned = [(r, exact_pin(r)) for r in cell.requirements]
+    pinned = [(r, exact_pin(r)) for r in cell.requirements.pins]
     weekly = [r for r, pin in pinned if pin and pin[0] == "onnx-weekly"]
     options = options or {}
     # the cell's Python when its id names it, else the one Python the run was asked for

@@ -18,6 +18,7 @@ from filelock import FileLock
 from packaging.utils import canonicalize_name
 
 from compat.core.files import replace_text, warn
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CellRecord, CellState
 from compat.execute.installer import (
     INSTALL_TIMEOUT,
@@ -37,7 +38,7 @@ from compat.execute.marker import (
     saved_record,
 )
 from compat.execute.probe import answered, broken, probe
-from compat.execute.project import Built, build, parse_flag
+from compat.execute.project import Built, build
 from compat.plan.index import built_from_source, missing_wheel
 from compat.plan.matrix import Cell
 from compat.plan.pythons import python_version
@@ -62,31 +63,25 @@ def _identity(cell: Cell, base_python: str, root: Path) -> dict[str, object]:
     wheel declares them), same base interpreter. The project's own code is not in it: a
     new build of the project is installed into the environment as it is."""
     return {
-        "requirements": expanded(cell.requirements, root, base_python),
+        "requirements": expanded(cell.requirements, root, base_python).serialize(),
         "base_python": base_interpreter(base_python),
     }
 
 
 def _project(cell: Cell, root: Path, base_python: str) -> Built | None:
     """The project's wheel (built once per run) when the cell installs the project."""
-    for requirement in cell.requirements:
-        found = parse_flag(requirement)
-        if found:
-            return build(found[0], root.parent, base_python)
-    return None
+    project = cell.requirements.project
+    return None if project is None else build(project.path, root.parent, base_python)
 
 
-def expanded(requirements: tuple[str, ...], root: Path, base_python: str) -> list[str]:
-    """The requirements with `--project ROOT[extras]` replaced by the wheel's own
-    dependencies for those extras (uv resolves them per cell, like every pin)."""
-    out: list[str] = []
-    for requirement in requirements:
-        found = parse_flag(requirement)
-        if found:
-            out += build(found[0], root.parent, base_python).requirements(found[1])
-        else:
-            out.append(requirement)
-    return list(dict.fromkeys(out))
+def expanded(request: InstallRequest, root: Path, base_python: str) -> InstallRequest:
+    """The request with its project replaced by the wheel's own dependencies for its
+    extras, as pins after the others (uv resolves them per cell, like every pin)."""
+    project = request.project
+    if project is None:
+        return request
+    wheel = build(project.path, root.parent, base_python)
+    return replace(request, project=None).with_pins(wheel.requirements(project.extras))
 
 
 def base_interpreter(python: str) -> str:
@@ -264,10 +259,10 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
     if directory.exists():
         shutil.rmtree(directory)
     uv = find_uv()
-    requirements = tuple(expanded(cell.requirements, root, base_python))
+    request = expanded(cell.requirements, root, base_python)
     wheel = project.wheel if project is not None else None
-    from_source = built_from_source(requirements)  # sdists alone on the index: uv builds them
-    steps = install_commands(uv, base_python, directory, python, requirements, wheel, from_source)
+    from_source = built_from_source(request)  # sdists alone on the index: uv builds them
+    steps = install_commands(uv, base_python, directory, python, request, wheel, from_source)
     for command in steps:
         try:
             done = run_command(command, timeout=INSTALL_TIMEOUT)
@@ -276,7 +271,7 @@ def _build(cell: Cell, root: Path, base_python: str) -> Environment:
             return Environment(broken(cell, CellState.INSTALL_ERROR, message), python, code)
         if done.returncode != 0:
             message = done.stderr or done.stdout
-            reason = resolver_reason(message, cell.requirements)
+            reason = resolver_reason(message, cell.requirements.pins)
             message = f"{reason}\n\n{message}" if reason else message
             record = broken(cell, CellState.INSTALL_ERROR, message)
             shutil.rmtree(directory, ignore_errors=True)  # else retried next run: transient?

@@ -1,6 +1,7 @@
 """uv, the installer every cell's environment is made with: finding it, the commands
-and arguments a cell's requirements become, running them, and, when uv's resolver
-refuses a cell, its reason in one line. Apart from compat/execute/envs.py (when an
+and arguments a cell's install request becomes (`install_args`: the one place its fields
+become uv's flags), running them, and, when uv's resolver refuses a cell, its reason in
+one line. Apart from compat/execute/envs.py (when an
 environment is built or reused, and what it records) because this is what speaks uv's
 language, flags in and messages out.
 """
@@ -13,7 +14,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from compat.core.errors import CompatError
+from compat.core.install import InstallRequest, parse_requirement
 from compat.plan.index_config import installer_env
 
 INSTALL_TIMEOUT = 1800  # seconds; a first download of every release is slow, not this slow
@@ -32,13 +36,18 @@ def find_uv() -> str:
         raise CompatError("uv not found; install it with `pip install uv`") from None
 
 
-def install_args(requirements: tuple[str, ...]) -> list[str]:
-    """uv's arguments for a cell's requirements: `-e PATH` (the project, `--install`) and
-    an axis's `--index-url URL` / `--extra-index-url URL` become two."""
-    args: list[str] = []
-    for requirement in requirements:
-        flag = requirement.startswith(("-e ", "--index-url ", "--extra-index-url "))
-        args += requirement.split(" ", 1) if flag else [requirement]
+def install_args(request: InstallRequest) -> list[str]:
+    """uv's arguments for a cell's install request: its pins, each folder installed
+    editable, and the indexes of its axes. The project is no argument here: its wheel's
+    dependencies are pins by now (compat/execute/envs.py `expanded`), and the wheel is
+    installed after them (`install_commands`)."""
+    args = list(request.pins)
+    for path in request.editables:
+        args += ["-e", str(path)]
+    if request.index_url:
+        args += ["--index-url", request.index_url]
+    for url in request.extra_index_urls:
+        args += ["--extra-index-url", url]
     return args
 
 
@@ -47,18 +56,19 @@ def install_commands(
     base_python: str,
     directory: Path,
     python: Path,
-    requirements: tuple[str, ...],
+    request: InstallRequest,
     wheel: Path | None,
     from_source: tuple[str, ...] = (),
 ) -> list[list[str]]:
     """uv's commands that build a cell's environment in `directory`: a venv of the base
-    interpreter, the cell's requirements (wheels only, but for the pins in `from_source`,
+    interpreter, the cell's request (wheels only, but for the pins in `from_source`,
     releases the index has as sdists alone, which uv builds), then the project's own
     wheel when the cell installs the project."""
     builds = ["--no-build"]
     if from_source:  # every other pin stays wheels only: onnx is never compiled by accident
-        named = [re.split(r"[\[<>=!~;\s]", r, maxsplit=1)[0] for r in requirements]
-        kept = [n for n in named if n and not n.startswith("-") and n not in from_source]
+        built = {canonicalize_name(n) for n in from_source}
+        named = [r.name for r in request.requirements]
+        kept = [n for n in named if canonicalize_name(n) not in built]
         builds = [f"--no-build-package={n}" for n in dict.fromkeys(kept)]
     steps = [
         [uv, "venv", "--quiet", "--no-python-downloads", "--python", base_python, str(directory)],
@@ -70,7 +80,7 @@ def install_commands(
             *builds,
             "--python",
             str(python),
-            *install_args(requirements),
+            *install_args(request),
         ],
     ]
     if wheel is not None:  # the project's own wheel, after what it depends on
@@ -83,7 +93,8 @@ def install_commands(
 def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
     """The resolver's reason in one line: uv's "Because onnx>=1.23.2 depends on
     protobuf>=6.31.1 ..." -> "onnx>=1.23.2 requires protobuf>=6.31.1, not
-    protobuf==3.20.3" (the cell's own pin of that package); "" when there is none."""
+    protobuf==3.20.3" (the cell's own pin of that package, from `requirements`, the
+    cell's pins); "" when there is none."""
     text = " ".join(message.replace("╰─▶", " ").split())
     dep = r"(\S+) depends on ([A-Za-z0-9_.-]+[<>=!~][^\s]*?),?"
     both = re.search(rf"Because {dep} and {dep} we can conclude", text)
@@ -97,11 +108,7 @@ def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
         clash = re.match(r"and you require ([A-Za-z0-9_.-]+[<>=!~][^\s,]*)", text[found.end() :])
         if clash and re.split(r"[<>=!~]", clash.group(1))[0].lower() == name.lower():
             return f"{who} requires {name}{spec}, but the cell requires {clash.group(1)}"
-        pinned = [
-            r
-            for r in requirements
-            if re.split(r"[<>=!~ ;]", r)[0].lower() == name.lower() and r.lower() != name.lower()
-        ]
+        pinned = [r for r in requirements if _pins_down(r, name)]
         return f"{who} requires {name}{spec}" + (f", not {pinned[0]}" if pinned else "")
     start = text.find("Because ")
     if start < 0:
@@ -110,6 +117,13 @@ def resolver_reason(message: str, requirements: tuple[str, ...] = ()) -> str:
     if ", we can conclude" in sentence:
         sentence = sentence[: sentence.index(", we can conclude")]
     return sentence.rstrip(".")
+
+
+def _pins_down(requirement: str, name: str) -> bool:
+    """Whether the pin `requirement` names the package `name` with a range or a URL."""
+    req = parse_requirement(requirement)
+    same = canonicalize_name(req.name) == canonicalize_name(name)
+    return same and bool(req.specifier or req.url)
 
 
 def run_command(

@@ -12,8 +12,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CellRecord, CellState
-from compat.core.versions import exact_pin, parse_version
+from compat.core.versions import parse_version
 from compat.execute import interrupt
 from compat.execute.installer import run_command
 from compat.plan.matrix import Cell
@@ -33,10 +34,9 @@ def trim(text: str, head: int = 20, tail: int = 30) -> str:
     return "\n".join(lines)
 
 
-def pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The exactly pinned (name, version) pairs of a cell's requirements."""
-    found = (exact_pin(requirement) for requirement in requirements)
-    return [(name.lower(), version) for name, version in filter(None, found)]
+def pins(request: InstallRequest) -> list[tuple[str, str]]:
+    """The exactly pinned (name, version) pairs of a cell's request."""
+    return [(name.lower(), version) for name, version in request.exact()]
 
 
 def broken(cell: Cell, state: CellState, message: str) -> CellRecord:

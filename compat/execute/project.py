@@ -2,9 +2,10 @@
 run with its own build backend (dynamic versions included), the wheel installed in each
 cell, its dependencies resolved per cell like every other requirement.
 
-A cell's requirements name the project as `--project ROOT` (or `--project ROOT[a,b]`
-with extras); `compat/execute/envs.py` expands that into the wheel's dependencies and installs
-the wheel after them. The wheel is rebuilt only when the project's files change.
+A cell's install request names the project (its folder and extras: `project` of
+compat/core/install.py); `compat/execute/envs.py` expands that into the wheel's
+dependencies and installs the wheel after them. The wheel is rebuilt only when the
+project's files change.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from compat.core.errors import UsageError
 from compat.core.groups import resolve_groups
 from compat.core.markers import for_extra
 
-FLAG = "--project "
 BUILD_TIMEOUT = 900
 #: Folders that are never part of what a build reads (outputs, environments, caches).
 SKIPPED = {
@@ -103,22 +103,6 @@ def is_package(root: Path) -> bool:
     except (OSError, ValueError):
         return False
     return "project" in data
-
-
-def parse_flag(requirement: str) -> tuple[Path, tuple[str, ...]] | None:
-    """`--project /x/y[test,docs]` -> (Path("/x/y"), ("test", "docs")); else None."""
-    if not requirement.startswith(FLAG):
-        return None
-    text = requirement[len(FLAG) :]
-    extras: tuple[str, ...] = ()
-    if text.endswith("]") and "[" in text:
-        text, _, inside = text[:-1].rpartition("[")
-        extras = tuple(e.strip() for e in inside.split(",") if e.strip())
-    return Path(text), extras
-
-
-def flag(root: Path, extras: tuple[str, ...] = ()) -> str:
-    return FLAG + str(root) + (f"[{','.join(extras)}]" if extras else "")
 
 
 def source_digest(root: Path) -> str:

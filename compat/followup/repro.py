@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +15,11 @@ from compat import resources
 from compat.cell import ROOT
 from compat.cell.checks import BY_NAME
 from compat.core.errors import UsageError
+from compat.core.install import InstallRequest
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.printed import axis_python
-from compat.core.versions import parse_version
+from compat.core.versions import exact_pin, parse_version
 from compat.corpus.discover import CaseFiles
-from compat.execute.project import parse_flag
 from compat.plan.config import Config
 from compat.plan.matrix import Cell, requirements
 from compat.state.cellcode import FILES
@@ -44,7 +43,6 @@ HOWTO_PROJECT = "\n".join(
         "    /tmp/venv/bin/python THIS_FOLDER/repro.py  # exit 0: passes now; 1: fails as recorded",
     ]
 )
-_PIN = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*==\s*([A-Za-z0-9_.+!-]+)\s*(?:;.*)?$")
 
 
 @dataclass(frozen=True)
@@ -67,25 +65,21 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
             raise UsageError(f"{requirements_file}: cannot read ({exc.strerror})") from None
         for line in lines:
             line = line.split("#", 1)[0].strip()
-            if line and not line.startswith("-"):
+            if line:  # (pip's options, `-r FILE`, `--index-url URL`, are no pin: left out)
                 sources.append((line, str(requirements_file)))
     for spec, where in sources:
-        match = _PIN.match(spec)
-        if not match:
-            if where == "the command line":
-                raise UsageError(f"{spec!r}: pin releases exactly, like onnx==1.18.0")
-            continue  # a range in a requirements file: left to the resolver, as in the matrix
-        if not _applies(spec, where):
-            continue  # a marker false here: a line for another platform or Python
-        name = match.group(1).lower().replace("_", "-")
-        parse_version(match.group(2), f"{where}: {spec}")
-        if (name, where) in given and given[name, where] != match.group(2):
+        pin = _pin(spec, where)
+        if pin is None:
+            continue  # a range, or a marker false here: a line for another platform or Python
+        name, version = pin[0].lower().replace("_", "-"), pin[1]
+        parse_version(version, f"{where}: {spec}")
+        if (name, where) in given and given[name, where] != version:
             raise UsageError(
-                f"{where}: {name} is pinned twice ({given[name, where]}, {match.group(2)}); "
+                f"{where}: {name} is pinned twice ({given[name, where]}, {version}); "
                 "a repro is one environment: pin it once"
             )
-        given[name, where] = match.group(2)
-        found.setdefault(name, match.group(2))  # the command line's over the file's
+        given[name, where] = version
+        found.setdefault(name, version)  # the command line's over the file's
     weekly = found.pop("onnx-weekly", None)  # a preview build: onnx comes from it
     onnx, ort = (
         found.pop("onnx", None) if weekly is None else weekly,
@@ -98,22 +92,31 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
     return Pins(onnx, ort, extra, "onnx-weekly" if weekly else "onnx")
 
 
-def _applies(spec: str, where: str) -> bool:
-    """Whether a pin's marker holds here; a marker on the command line, or one that does
-    not parse, is an error (the command line names one environment: this one)."""
+def _pin(spec: str, where: str) -> tuple[str, str] | None:
+    """(name, version) of an exact pin (read by `packaging`) whose marker holds here;
+    None for a range (left to the resolver, as in the matrix) or a marker false here.
+    On the command line anything but a plain exact pin is an error, and so is a marker
+    (the command line names one environment: this one); so is one that does not parse."""
     from packaging.markers import InvalidMarker, Marker
 
-    _, semicolon, marker = spec.partition(";")
+    command_line = where == "the command line"
+    text, semicolon, marker = spec.partition(";")
+    pin = exact_pin(text.strip())
+    if pin is None:
+        if command_line:
+            raise UsageError(f"{spec!r}: pin releases exactly, like onnx==1.18.0")
+        return None
     if not semicolon:
-        return True
-    if where == "the command line":
+        return pin
+    if command_line:
         raise UsageError(f"{spec!r}: no marker here, a repro is this machine's: like onnx==1.18.0")
     try:
-        return Marker(marker.strip()).evaluate()
+        holds = Marker(marker.strip()).evaluate()
     except InvalidMarker:
         raise UsageError(
             f"{where}: {spec!r}: the marker does not parse ({marker.strip()!r})"
         ) from None
+    return pin if holds else None
 
 
 def repro_cell(pins: Pins, config: Config, python: str = "", shown: bool = False) -> Cell:
@@ -130,11 +133,12 @@ def repro_cell(pins: Pins, config: Config, python: str = "", shown: bool = False
         onnx_dist=pins.onnx_dist,
         python=python,
     )
+    request = InstallRequest(reqs, project=config.project)
     tag = hashlib.sha256(" ".join(pins.extra).encode()).hexdigest()[:8] if pins.extra else ""
     return Cell(
         onnx,
         ort,
-        reqs,
+        request,
         tag,
         onnx_dist=pins.onnx_dist,
         python=python,
@@ -143,16 +147,15 @@ def repro_cell(pins: Pins, config: Config, python: str = "", shown: bool = False
 
 
 def project_name(cell: CellRecord) -> str:
-    """The normalized name of the project the cell installed (`--project ROOT`), or ""."""
-    for requirement in cell.requirements:
-        found = parse_flag(requirement)
-        if found:
-            try:
-                name = tomllib.loads((found[0] / "pyproject.toml").read_text())["project"]["name"]
-            except (OSError, ValueError, KeyError):
-                return ""
-            return str(canonicalize_name(str(name)))
-    return ""
+    """The normalized name of the project the cell installed, or ""."""
+    project = cell.requirements.project
+    if project is None:
+        return ""
+    try:
+        name = tomllib.loads((project.path / "pyproject.toml").read_text())["project"]["name"]
+    except (OSError, ValueError, KeyError):
+        return ""
+    return str(canonicalize_name(str(name)))
 
 
 def python_note(cell: CellRecord) -> list[str]:

@@ -47,18 +47,6 @@ class Axis:
     index_url: str = ""
     extra_index_url: str = ""
 
-    @property
-    def index_args(self) -> tuple[str, ...]:
-        """uv's arguments for this axis's index, as cell requirements carry them."""
-        return tuple(
-            f"{flag} {url}"
-            for flag, url in (
-                ("--index-url", self.index_url),
-                ("--extra-index-url", self.extra_index_url),
-            )
-            if url
-        )
-
 
 @dataclass(frozen=True)
 class Docs:

@@ -13,6 +13,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from compat.core.errors import CompatError, UsageError
+from compat.core.install import InstallRequest
 from compat.plan.index_config import Indexes, configured, with_axis
 from compat.plan.pythons import KNOWN
 from compat.plan.simple import Files, project_files
@@ -159,21 +160,10 @@ def only_sdists(package: str, version: str, index_url: str = "") -> bool:
     return bool(files) and not any(str(f.get("filename", "")).endswith(".whl") for f in files or ())
 
 
-def _pins(requirements: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The (name, version) of each plain exact pin: `onnx==1.18.0`, not `pkg[x]==1` or
-    one with a marker."""
-    found = []
-    for requirement in requirements:
-        name, exact, version = requirement.partition("==")
-        if exact and ";" not in requirement and "[" not in name and " " not in name:
-            found.append((name, version))
-    return found
-
-
-def built_from_source(requirements: tuple[str, ...]) -> tuple[str, ...]:
-    """The exactly pinned packages of `requirements` whose release the index has only as
-    sdists: uv is let build these (and only these of the cell's pins) from source."""
-    return tuple(name for name, version in _pins(requirements) if only_sdists(name, version))
+def built_from_source(request: InstallRequest) -> tuple[str, ...]:
+    """The exactly pinned packages of a cell's request whose release the index has only
+    as sdists: uv is let build these (and only these of the cell's pins) from source."""
+    return tuple(name for name, version in request.exact() if only_sdists(name, version))
 
 
 def wheel_pythons(
@@ -200,16 +190,15 @@ def check_on_index(versions: tuple[str, ...], package: str, flag: str, index_url
             )
 
 
-def missing_wheel(requirements: tuple[str, ...], python: str) -> str:
+def missing_wheel(request: InstallRequest, python: str) -> str:
     """Why a cell cannot exist on CPython `python`: the first exactly pinned release the
     index has no wheel of for it, said with the Pythons it has wheels for; "" when every
     pin has one (or is a release of sdists alone, which uv builds), or when the index
     cannot say (a cell with an index of its own, an index
     that cannot be asked: the environment is built and says)."""
-    indexes = ("--index-url", "--extra-index-url")  # a cell's own index: not this one's
-    if not python or any(r.startswith(indexes) for r in requirements):
+    if not python or request.own_index:  # a cell's own index: not this one's
         return ""
-    for name, version in _pins(requirements):
+    for name, version in request.exact():
         if has_wheel(name, version, python) is False and not only_sdists(name, version):
             others = wheel_pythons(name, version, KNOWN)  # the Pythons a message lists
             has = (

@@ -5,12 +5,14 @@ from __future__ import annotations
 import fnmatch
 import functools
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
 from compat.core.axis_names import axis_row, split_axis
 from compat.core.errors import UsageError
+from compat.core.install import InstallRequest
 from compat.core.versions import exact_pin, in_range, parse_version
 from compat.plan.config import Config, Constraint
 
@@ -22,7 +24,7 @@ class Cell:
 
     onnx: str
     onnxruntime: str
-    requirements: tuple[str, ...]
+    requirements: InstallRequest
     tag: str = ""  # set when extra pins (a CI's numpy==...) make it a different environment
     pins: tuple[tuple[str, str], ...] = ()  # (package, release) of each extra axis
     onnx_dist: str = "onnx"  # the distribution onnx comes from: "onnx-weekly" for previews
@@ -110,15 +112,14 @@ def requirements(
     return tuple(dict.fromkeys([*base, *extra, *fixed]))
 
 
-def tag_of(fixed: tuple[str, ...]) -> str:
-    """What fixed requirements add to a cell id: `with-numpy1.26.4`, `with-myproject`."""
+def tag_of(fixed: tuple[str, ...], editables: tuple[Path, ...] = ()) -> str:
+    """What fixed requirements (and folders installed editable) add to a cell id:
+    `with-numpy1.26.4`, `with-myproject`."""
     tags = []
     for requirement in fixed:
-        if requirement.startswith("-e "):
-            tags.append("with-" + requirement.split(" ", 1)[1].rstrip("/").rsplit("/", 1)[-1])
-        else:
-            name, version = exact_pin(requirement) or (requirement, "")
-            tags.append(f"with-{name}{version}")
+        name, version = exact_pin(requirement) or (requirement, "")
+        tags.append(f"with-{name}{version}")
+    tags += [f"with-{path.name}" for path in editables]
     return "-".join(tags)
 
 
@@ -191,12 +192,22 @@ def make_cell(
     """The cell of these releases, with the config's constraints and indexes and the
     `fixed` requirements every cell of the run installs. `interpreter`: the version of
     the run's interpreter, which a cell without a `python` runs on (for constraints)."""
-    indexes = tuple(dict.fromkeys(config.onnx.index_args + config.onnxruntime.index_args))
-    everywhere = fixed + config.requires + indexes  # the project's setup: not in the id
+    everywhere = fixed + config.requires  # the project's setup: not in the id
     reqs = requirements(
         onnx, ort, config.constraints, pins, everywhere, onnx_dist, python or interpreter
     )
-    return Cell(onnx, ort, reqs, tag_of(fixed), pins, onnx_dist, python, show_python)
+    request = replace(indexes_of(config), pins=reqs, project=config.project)
+    return Cell(onnx, ort, request, tag_of(fixed), pins, onnx_dist, python, show_python)
+
+
+def indexes_of(config: Config) -> InstallRequest:
+    """The indexes the axes' releases come from: the first `index-url` replaces the
+    default index (another axis's different one is searched besides it), every
+    `extra-index-url` is added."""
+    replacing = [a.index_url for a in (config.onnx, config.onnxruntime) if a.index_url]
+    added = [a.extra_index_url for a in (config.onnx, config.onnxruntime) if a.extra_index_url]
+    extra = tuple(dict.fromkeys(u for u in [*replacing[1:], *added] if u not in replacing[:1]))
+    return InstallRequest(index_url=next(iter(replacing), ""), extra_index_urls=extra)
 
 
 def expand(

@@ -102,7 +102,7 @@ def _properties(suite: ET.Element, cell: CellRecord) -> None:
     for name, value in (("python", cell.python), ("platform", cell.platform)):
         if value:
             ET.SubElement(properties, "property", name=name, value=value)
-    ET.SubElement(properties, "property", name="requirements", value=" ".join(cell.requirements))
+    ET.SubElement(properties, "property", name="requirements", value=cell.requirements.shown())
 
 
 def _explained(result: CheckResult, cell: CellRecord, command: str) -> str:

@@ -150,7 +150,7 @@ def describe_plan(plan: Plan, cases: Sequence[Case | Listed]) -> str:
         "",
         "cells:",
     ]
-    lines += [f"  {c.id:28} {' '.join(c.requirements)}" for c in plan.cells]
+    lines += [f"  {c.id:28} {c.requirements.shown()}" for c in plan.cells]
     lines += ["", "cases:"]
     lines += [f"  {c.id:44} {', '.join(c.checks)}" for c in cases]
     return "\n".join(lines)

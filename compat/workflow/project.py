@@ -10,7 +10,8 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from compat.core.errors import UsageError
-from compat.execute.project import build, flag, group_requirements, is_package
+from compat.core.install import Project
+from compat.execute.project import build, group_requirements, is_package
 from compat.plan.config import Config
 from compat.plan.matrix import parse_with
 from compat.workflow.request import Request
@@ -22,9 +23,9 @@ def fixed_requirements(request: Request) -> tuple[str, ...]:
 
 
 def project_config(request: Request, config: Config) -> Config:
-    """The config with everything every cell installs besides its axes in `requires`:
-    its own `requires`, `--with` ranges, the project's dependency groups, and the
-    project itself (`--project ROOT[extras]`, built once per run: compat/execute/project.py).
+    """The config with everything every cell installs besides its axes: in `requires`
+    its own `requires`, `--with` ranges and the project's dependency groups; in `project`
+    the project itself with its extras (built once per run: compat/execute/project.py).
     Cell ids stay as they are: these are the project's setup, the same in every cell."""
     ranges = [r for r, exact in map(parse_with, request.setup.with_) if not exact]
     root = request.root
@@ -36,9 +37,11 @@ def project_config(request: Request, config: Config) -> Config:
             "installed in the cells; it is when it runs commands and is a package, or with "
             "--install PATH"
         )
-    flags = [flag(project, config.extras if project == root else ())] if project else []
-    requires = tuple(dict.fromkeys([*config.requires, *ranges, *groups, *flags]))
-    return replace(config, requires=requires)
+    requires = tuple(dict.fromkeys([*config.requires, *ranges, *groups]))
+    installed = None
+    if project is not None:
+        installed = Project(project, config.extras if project == root else ())
+    return replace(config, requires=requires, project=installed)
 
 
 def installed_project(request: Request, config: Config) -> Path | None:

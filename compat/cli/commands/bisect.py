@@ -84,6 +84,7 @@ def bisected(request: BisectRequest, start: str, python: str) -> list[str]:
     (`python`, else this interpreter), from --good (default: the axis start, or on
     another Python the first release after it with a wheel for it) to --bad. A --good
     or --bad with no wheel for that Python is one line saying so, not an install error."""
+    from compat.core.install import InstallRequest
     from compat.core.versions import version_key
     from compat.plan.index import missing_wheel, releases
 
@@ -97,7 +98,8 @@ def bisected(request: BisectRequest, start: str, python: str) -> list[str]:
         versions = [v for v in versions if version_key(v) <= version_key(request.bad)]
     for flag, value in (("--good", good), ("--bad", request.bad)):
         if value and value not in available:
-            reason = missing_wheel((f"{package}=={value}",), python) if python else ""
+            pin = InstallRequest((f"{package}=={value}",))
+            reason = missing_wheel(pin, python) if python else ""
             raise UsageError(
                 f"{flag} {value}: {reason}; bisect on another --python, or between "
                 f"releases with wheels for {python}"

@@ -61,7 +61,7 @@ def run(request: ReproRequest) -> int:
     corpus = load_corpus(common, config)
     # always run for real, and keep the worker's tracebacks to print them
     settings = replace(settings_of(common, config), cache_dir=None, tracebacks=True)
-    print(f"reproducing {cell.id}: {' '.join(cell.requirements)}", flush=True)
+    print(f"reproducing {cell.id}: {cell.requirements.shown()}", flush=True)
     files = [write_case(c, settings.work_dir / "cases") for c in corpus.cases]
     ran = run_cell(cell, files, settings)
     record = ran.record
