@@ -66,6 +66,66 @@ def test_the_reference_example_and_every_table_load(tmp_path: Path) -> None:
     assert loaded.axes == (("protobuf", ("5.29.5",)),) and loaded.docs is not None
 
 
+def test_the_schema_s_defaults_are_the_loader_s(tmp_path: Path) -> None:
+    """Editors show `default`; the loader gives the same value for a key left out."""
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        '[tool.compat.onnx]\nversions = ["1.18.0"]\npair = "1.24.4"\n'
+        '[tool.compat.onnxruntime]\nversions = ["1.24.4"]\npair = "1.18.0"\n'
+        '[tool.compat.python]\nversions = ["3.12"]\n'
+        '[tool.compat.docs]\nresults = "m.json"\n'
+        '[[tool.compat.known]]\ncases = "x.*"\npackage = "onnx"\nchecks = ["checker"]\n'
+        'reason = "r"\n'
+    )
+    loaded = load_config(config)
+    assert loaded.docs is not None
+    (known,) = loaded.known
+    got = {
+        "": {
+            "timeout": loaded.timeout,
+            "cases-dirs": list(loaded.cases_dirs),
+            "run": list(loaded.run),
+            "requires": list(loaded.requires),
+            "groups": list(loaded.groups),
+            "extras": list(loaded.extras),
+            "corpus": loaded.corpus,
+            "command-timeout": loaded.command_timeout,
+            "no-cache": list(loaded.no_cache),
+            "rtol": loaded.tolerance.rtol,
+            "atol": loaded.tolerance.atol,
+        },
+        "python": {"releases": loaded.python.releases},
+        "known": {
+            "versions": known.failure.versions,
+            "outcomes": list(known.failure.outcomes),
+            "link": known.failure.link,
+        },
+        "docs": {"collapse": loaded.docs.collapse, "ascii": loaded.docs.ascii},
+    }
+    for table, values in got.items():
+        props = (SCHEMA["definitions"][table] if table else SCHEMA)["properties"]
+        assert values == {k: props[k]["default"] for k in values}, table
+    defaulted = {
+        (table, key)
+        for table in ("", *SCHEMA["definitions"])
+        for key, prop in (SCHEMA["definitions"][table] if table else SCHEMA)["properties"].items()
+        if "default" in prop
+    }
+    assert defaulted - {(t, k) for t, v in got.items() for k in v} == {
+        ("constraint", "reason"),
+        ("tolerance", "outputs"),
+    }
+
+
+def test_nan_is_no_value_of_any_key(tmp_path: Path) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        (ROOT / "pyproject.toml").read_text().replace("timeout = ", "timeout = nan\n#", 1)
+    )
+    with pytest.raises(ConfigError, match=r"\[tool.compat\] timeout = nan: give a positive number"):
+        load_config(config)
+
+
 @pytest.mark.parametrize(
     ("table", "said"),
     [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,13 @@ def validate(table: dict[str, Any], path: Path, definition: str = "") -> None:
     value and what fits: of several errors, the one the file shows first (an unknown key
     of a table before a missing one, before its keys' values), as the loaders always
     checked them."""
-    from jsonschema.exceptions import best_match
+    from jsonschema.exceptions import ValidationError, best_match
 
     errors = list(_validator(definition).iter_errors(table))
+    errors += [
+        ValidationError("nan is no number a setting can have", validator="nan", path=place)
+        for place in _nans(table, [])
+    ]
     if not errors:
         return
     first = min(_place(table, e) for e in errors)
@@ -85,6 +90,19 @@ def validate(table: dict[str, Any], path: Path, definition: str = "") -> None:
     schema = root["definitions"][definition] if definition else root
     prefix = [] if definition else ["tool", "compat"]
     raise ConfigError(_line(error, table, schema, path, prefix))
+
+
+def _nans(value: Any, place: list[str | int]) -> list[list[str | int]]:
+    """Where a TOML `nan` is: no comparison fails for it, so no schema refuses it."""
+    if isinstance(value, float) and math.isnan(value):
+        return [place]
+    if isinstance(value, dict):
+        items: list[tuple[str | int, Any]] = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    else:
+        return []
+    return [found for key, item in items for found in _nans(item, [*place, key])]
 
 
 #: of a table's own errors, which one is said first
