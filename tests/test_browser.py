@@ -755,3 +755,47 @@ def test_a_real_runs_page_whole(browser: Any, tmp_path: Path) -> None:
     whole = Path(os.environ.get("COMPAT_ARTIFACTS", tmp_path)) / "real-whole-page.png"
     whole.write_bytes(base64.b64decode(shot["data"]))
     assert whole.stat().st_size > 100_000
+
+
+def test_the_changes_since_the_baseline_come_first_and_the_page_filters_on_them(
+    window: Any, tmp_path: Path
+) -> None:
+    from compat.core.changes import Source, attach, compare
+
+    now = sample_report()
+    crashed = ("pads.tensor", "ort_run", Outcome.CRASH)
+    earlier = replace(  # the crash is new: in the baseline the check passed
+        now,
+        results=tuple(
+            replace(r, outcome=Outcome.PASS, detail="")
+            if (r.case, r.check, r.outcome) == crashed
+            else r
+            for r in now.results
+        ),
+    )
+    compared = attach(now, compare(earlier, now, Source("git:v1.4.0", "v1.4.0", "commit 0a1b")))
+    browser = open_page(window, compared, tmp_path)
+    assert not severe(browser)
+    box = browser.find_element("id", "changes")
+    summary = browser.find_element("id", "summary")
+    assert box.location["y"] < summary.location["y"] and in_view(browser, box)  # first
+    lines = box.text.splitlines()
+    assert lines[:2] == [
+        "since v1.4.0: 1 new failure, 0 fixed, 0 changed",
+        "baseline: git:v1.4.0 (commit 0a1b)",
+    ]
+    assert lines[2:] == [
+        "new failures (1)",
+        "pads.tensor · ort_run on onnx1.23.2-ort1.17.3: was pass; now crash: worker killed by "
+        "SIGSEGV (exit -11)",
+    ]
+    select(browser, "change", "new-failure")  # the row the new failure is on, and its twin
+    assert shown(browser) == [*ORT_TABLE, "value_ints · ort_run I", "tensor · ort_run I C"]
+    assert twins(browser) == ["value_ints · ort_run I"]
+    assert "change=new-failure" in browser.current_url
+    select(browser, "change", "")
+    assert count(browser) == "8 of 8 rows"
+    # a page without a baseline has no box and no change filter
+    plain = open_page(window, now, tmp_path)
+    assert not plain.find_element("id", "changes").is_displayed()
+    assert not plain.find_element("id", "change-filter").is_displayed()

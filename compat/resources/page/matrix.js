@@ -186,7 +186,7 @@ function buildChanges() {
     const items = CHANGES.items.filter((c) => c.kind === kind);
     if (!items.length) continue;
     CHANGED.set(kind, new Set(items.map((c) => c.case + "\u0000" + c.check)));
-    box.appendChild(el("h3", {}, items.length + " " + heading));
+    box.appendChild(el("h3", {}, heading + " (" + items.length + ")"));
     const list = el("ol");
     for (const item of items) list.appendChild(changeLine(item));
     box.appendChild(list);
