@@ -114,6 +114,8 @@ def test_an_edited_case_is_one_change_and_fail_on_new_gates_only_what_is_new(
     assert "## What changed since" in (second / "matrix.md").read_text().split("## tiny")[0]
     page = (second / "matrix.html").read_text()
     assert '"kind": "changed"' in page and 'id="change"' in page
+    junit = (second / "junit.xml").read_text()
+    assert '<property name="change" value="changed" />' in junit
     # the default judges the run whole: the same results exit 1
     assert matrix(config, shared_state, tmp_path / "default", "--baseline", str(first)) == 1
     # one more unexpected result, one the baseline did not have: exit 1

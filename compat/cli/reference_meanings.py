@@ -93,6 +93,12 @@ MATRIX_JSON: dict[str, dict[str, str]] = {
         "shard": "`K/N`, for a shard's report",
         "merged_from": "the shard directories a merged report comes from",
         "pythons": "on a Python axis: each Python's onnx and onnxruntime pairs",
+        "baseline": "with `--baseline`: `{given, label, identity, started}`, the value given, "
+        "the name of 'since …', what it resolved to (a commit, a file and its sha256) and "
+        "when its run started",
+        "changes": "with `--baseline`: `{changes, new_releases, gone_releases, new_results, "
+        "gone_results}`, each change `{kind, case, check, cells, versions, before, after, "
+        "release}` (compat/core/changes.py)",
     },
 }
 

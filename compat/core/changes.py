@@ -87,13 +87,14 @@ class Source:
 
 @dataclass(frozen=True)
 class Change:
-    """One result that differs: where (a cell of this run; the baseline's for `GONE`),
-    what it said before and what it says now (`outcome@phase: detail`, "" for none)."""
+    """One result that differs: where (the cells of this run it is the result of, the one
+    it is read from first; the baseline's for `GONE`), what it said before and what it
+    says now (`outcome@phase: detail`, "" for none)."""
 
     kind: Kind
     case: str
     check: str
-    cell: str
+    cells: tuple[str, ...]
     versions: Versions
     before: str = ""
     after: str = ""
@@ -104,12 +105,17 @@ class Change:
             "kind": self.kind.value,
             "case": self.case,
             "check": self.check,
-            "cell": self.cell,
+            "cells": list(self.cells),
             "versions": [list(pair) for pair in self.versions],
             "before": self.before,
             "after": self.after,
             "release": self.release,
         }
+
+    @property
+    def cell(self) -> str:
+        """The cell it is read from."""
+        return self.cells[0]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Change:
@@ -117,7 +123,7 @@ class Change:
             kind=Kind(data["kind"]),
             case=str(data["case"]),
             check=str(data["check"]),
-            cell=str(data["cell"]),
+            cells=tuple(str(c) for c in data["cells"]),
             versions=tuple((str(n), str(v)) for n, v in data["versions"]),
             before=str(data.get("before", "")),
             after=str(data.get("after", "")),
@@ -197,12 +203,15 @@ def _several_pythons(report: Report) -> bool:
     return any("@" in axis or axis == "python" for axis in report.axes)
 
 
-def _keyed(report: Report, python: bool) -> dict[Key, tuple[CheckResult | CellRecord, str]]:
+Keyed = dict[Key, tuple["CheckResult | CellRecord", tuple[str, ...]]]
+
+
+def _keyed(report: Report, python: bool) -> Keyed:
     """Each result by its key (an unexpected one first where cells share a key), with
-    its cell; each broken cell as a result of its own."""
+    the cells that share it, its own first; each broken cell as a result of its own."""
     cells = {c.id: c for c in report.cells}
     axes = {case.id: case.checks for case in report.cases}
-    keyed: dict[Key, tuple[CheckResult | CellRecord, str]] = {}
+    keyed: Keyed = {}
     versions: dict[tuple[str, str], Versions] = {}  # (cell, axis): read once
     for result in report.results:
         axis = axes.get(result.case, {}).get(result.check, "")
@@ -210,10 +219,14 @@ def _keyed(report: Report, python: bool) -> dict[Key, tuple[CheckResult | CellRe
             versions[result.cell, axis] = exercised(cells[result.cell], axis, python)
         key = (result.case, result.check, versions[result.cell, axis])
         held = keyed.get(key)
-        if held is None or (result.outcome.unexpected and not _unexpected(held[0])):
-            keyed[key] = (result, result.cell)
+        if held is None:
+            keyed[key] = (result, (result.cell,))
+        elif result.outcome.unexpected and not _unexpected(held[0]):
+            keyed[key] = (result, (result.cell, *held[1]))
+        else:
+            keyed[key] = (held[0], (*held[1], result.cell))
     for cell in report.broken_cells:
-        keyed[("", "", exercised(cell, "", python))] = (cell, cell.id)
+        keyed[("", "", exercised(cell, "", python))] = (cell, (cell.id,))
     return keyed
 
 

@@ -18,7 +18,10 @@ MESSAGE = 100
 
 def _where(change: Change) -> str:
     what = " · ".join(p for p in (change.case, change.check) if p) or "environment"
-    return f"{what} on {change.cell}"
+    more = len(change.cells) - 1
+    return f"{what} on {change.cell}" + (
+        f" and {more} more cell{'s' * (more != 1)}" if more else ""
+    )
 
 
 def _baseline(changes: Changes) -> str:
@@ -93,7 +96,7 @@ def _md_change(change: Change) -> str:
     what = md_code(change.case or "environment") + (
         f" · {md_text(change.check)}" * bool(change.check)
     )
-    where = f"{what} on {md_code(change.cell)}"
+    where = f"{what} on " + ", ".join(md_code(cell) for cell in change.cells)
     if change.kind is Kind.CHANGED:
         return f"- {where}: was {md_text(change.before)}; now {md_text(change.after)}"
     if change.kind in (Kind.FIXED, Kind.GONE):
@@ -134,6 +137,7 @@ def page_changes(report: Report) -> dict[str, Any]:
             {
                 "kind": c.kind.value,
                 "cell": c.cell,
+                "cells": list(c.cells),
                 "case": c.case,
                 "check": c.check,
                 "before": c.before,
@@ -153,4 +157,9 @@ def testcase_changes(report: Report) -> dict[tuple[str, str, str], Change]:
     changes = changes_of(report)
     if changes is None:
         return {}
-    return {(c.cell, c.case, c.check): c for c in changes.changes if c.kind is not Kind.GONE}
+    return {
+        (cell, c.case, c.check): c
+        for c in changes.changes
+        if c.kind is not Kind.GONE
+        for cell in c.cells
+    }

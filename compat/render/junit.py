@@ -8,17 +8,21 @@ cell) carries <properties> with its installed versions, and times. A cell that c
 not be built is one <error> testcase of its own; one the index has no wheel of a
 release for on its Python, one <skipped type="no-wheel"> testcase saying which.
 `--junit-scope unexpected` writes only the testcases that need a look (CI UIs with
-size limits).
+size limits). With a baseline, a testcase whose result changed since it says how in
+its <properties> (`change`: new-failure, fixed, changed or new; `baseline`: what the
+baseline's result said).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from compat.core.changes import Change
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.printed import repro_command
 from compat.core.report import Report
 from compat.core.vocabulary import BROKEN, NOT_APPLICABLE, OUTCOMES
+from compat.render.changes import testcase_changes
 from compat.render.text import printable
 
 
@@ -31,6 +35,7 @@ def render_junit(report: Report) -> str:
         by_cell.setdefault(r.cell, []).append(r)
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
     seconds = 0.0
+    changed = testcase_changes(report)
     for cell in report.cells:
         results = by_cell.get(cell.id, [])
         suite = ET.SubElement(suites, "testsuite", name=cell.id)
@@ -38,6 +43,7 @@ def render_junit(report: Report) -> str:
         counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
         if cell.state in BROKEN:
             case = ET.SubElement(suite, "testcase", classname=cell.id, name="environment")
+            _changed(case, changed.get((cell.id, "", "")))
             ET.SubElement(
                 case, "error", message=f"{cell.state.value}: {cell.summary}"
             ).text = f"{cell.detail}\n\nreproduce: {repro_command(cell, [], options)}"
@@ -57,6 +63,7 @@ def render_junit(report: Report) -> str:
                 name=f"{r.check}[{cell.id}]",
                 time=f"{r.seconds:.3f}",
             )
+            _changed(case, changed.get((cell.id, r.case, r.check)))
             counts["tests"] += 1
             message = r.summary + (f" ({r.known})" if r.known else "")
             kind = OUTCOMES[r.outcome].junit
@@ -83,6 +90,16 @@ def render_junit(report: Report) -> str:
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
     )
+
+
+def _changed(case: ET.Element, change: Change | None) -> None:
+    """A testcase's change since the baseline, as properties (as pytest writes a
+    testcase's recorded properties)."""
+    if change is not None:
+        properties = ET.SubElement(case, "properties")
+        ET.SubElement(properties, "property", name="change", value=change.kind.value)
+        if change.before:
+            ET.SubElement(properties, "property", name="baseline", value=change.before)
 
 
 def _printable(root: ET.Element) -> None:

@@ -169,7 +169,9 @@ function changeLine(item) {
   const li = el("li");
   const where = [item.case || "environment", item.check].filter(Boolean).join(" \u00b7 ");
   li.appendChild(el("a", {href: hashOf({change: item.kind, case: item.case})}, where));
-  li.appendChild(el("span", {}, " on " + item.cell + (item.release ? " (" + item.release + ")" : "") + ": "));
+  const more = item.cells.length > 1 ? " and " + (item.cells.length - 1) + " more" : "";
+  li.appendChild(el("span", {title: item.cells.join(", ")}, " on " + item.cell + more
+    + (item.release ? " (" + item.release + ")" : "") + ": "));
   if (item.before) li.appendChild(el("span", {className: "was"}, "was " + item.before));
   if (item.before && item.after) li.appendChild(el("span", {}, "; now "));
   if (item.after) li.appendChild(el("span", {}, item.after));
