@@ -116,6 +116,12 @@ def test_an_edited_case_is_one_change_and_fail_on_new_gates_only_what_is_new(
     assert '"kind": "changed"' in page and 'id="change"' in page
     junit = (second / "junit.xml").read_text()
     assert '<property name="change" value="changed" />' in junit
+    # merge compares the merged report the same way
+    merged = tmp_path / "merged"
+    argv = ["merge", str(second), "--out", str(merged), "--config", str(config)]
+    assert main([*argv, "--baseline", str(first), "--fail-on", "new"]) == 0
+    assert [c["kind"] for c in changes(merged)["changes"]] == ["changed"]
+    assert main([*argv, "--baseline", str(first)]) == 1
     # the default judges the run whole: the same results exit 1
     assert matrix(config, shared_state, tmp_path / "default", "--baseline", str(first)) == 1
     # one more unexpected result, one the baseline did not have: exit 1
