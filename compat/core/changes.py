@@ -35,7 +35,6 @@ from typing import Any
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult
 from compat.core.report import Report
-from compat.core.versions import exact_pin
 
 #: (package or "python", release) pairs, sorted: the versions a result depends on
 Versions = tuple[tuple[str, str], ...]
@@ -187,13 +186,10 @@ def exercised(cell: CellRecord, axis: str, python: bool) -> Versions:
     `python`. A broken cell's own key takes `axis` "" (both releases)."""
     names = [axis] if axis in ("onnx", "onnxruntime") else ["onnx", "onnxruntime"]
     found = {name: cell.version(name) for name in names}
-    # the pins as written (an InstallRequest's, or the strings older records hold)
-    requirements: Any = cell.requirements
-    for requirement in getattr(requirements, "pins", requirements):
-        pin = exact_pin(str(requirement))
-        name = pin[0].lower().replace("_", "-") if pin else ""
-        if pin and name not in _AXIS_PACKAGES:
-            found[name] = pin[1]
+    for written, version in cell.requirements.exact():
+        name = written.lower().replace("_", "-")
+        if name not in _AXIS_PACKAGES:
+            found[name] = version
     if python:
         found["python"] = cell.version("python")
     return tuple(sorted(found.items()))
