@@ -155,4 +155,4 @@ def test_a_known_bug_whose_link_is_no_web_address_is_refused(
     models = _project(tmp_path, known)
     config = str(tmp_path / "pyproject.toml")
     assert main(["matrix", "--config", config, "--cases-dir", str(models), "--list"]) == 2
-    assert "is not an http(s) address" in _one_line(capsys)
+    assert "an http(s) address: give the issue's URL" in _one_line(capsys)

@@ -113,8 +113,8 @@ def test_a_project_that_is_a_package_is_installed_into_each_cell_before_its_comm
         '[project]\nname = "mypkg"\nversion = "0.1"\n[tool.setuptools]\npy-modules = ["mypkg"]\n'
         + (ROOT / "pyproject.toml")
         .read_text()
-        .split("[tool.compat]", 1)[1]
-        .join(["[tool.compat]", ""])
+        .split("\n[tool.compat]\n", 1)[1]
+        .join(["\n[tool.compat]\n", ""])
     )
     (project / "mypkg.py").write_text("ANSWER = 42\n")
     args = [

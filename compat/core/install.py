@@ -34,8 +34,9 @@ def parse_requirement(text: str) -> Requirement:
     try:
         return Requirement(text)
     except InvalidRequirement as exc:
+        why = str(exc).splitlines()[0]  # packaging adds the text and a caret on lines below
         raise CompatError(
-            f"{text!r} is not a requirement ({exc}); write one like numpy==1.26.4 or 'numpy<2'"
+            f"{text!r} is not a requirement ({why}); write one like numpy==1.26.4 or 'numpy<2'"
         ) from None
 
 
