@@ -240,7 +240,10 @@ def request_of(args: argparse.Namespace) -> Request:
     """The request of the groups the command added (each found by one of its options);
     the others keep their defaults."""
     given = vars(args)
-    plan, setup, corpus, run = PlanRequest(), SetupRequest(), CorpusRequest(), RunRequest()
+    plan = PlanRequest()
+    setup = SetupRequest()
+    corpus = CorpusRequest()
+    run = RunRequest()
     if "cells" in given:
         plan = PlanRequest(
             onnx=args.onnx,

@@ -257,8 +257,10 @@ def _release(versions: Versions, new: Iterable[str]) -> str:
 def compare(baseline: Report, report: Report, source: Source) -> Changes:
     """`report` set against `baseline` (see the module's docstring)."""
     python = _several_pythons(baseline) or _several_pythons(report)
-    before, now = _keyed(baseline, python), _keyed(report, python)
-    ours, theirs = releases(report), releases(baseline)
+    before = _keyed(baseline, python)
+    now = _keyed(report, python)
+    ours = releases(report)
+    theirs = releases(baseline)
     new = tuple(r for r in ours if r not in theirs)
     changes: list[Change] = []
     for key, (item, cell) in now.items():
@@ -269,7 +271,8 @@ def compare(baseline: Report, report: Report, source: Source) -> Changes:
                 release = _release(versions, new)
                 changes.append(Change(Kind.NEW, *key[:2], cell, versions, "", _said(item), release))
             continue
-        was, is_ = _unexpected(held[0]), _unexpected(item)
+        was = _unexpected(held[0])
+        is_ = _unexpected(item)
         kind = (
             Kind.NEW_FAILURE
             if is_ and not was
@@ -310,7 +313,8 @@ def attach(report: Report, changes: Changes) -> Report:
 def changes_of(report: Report) -> Changes | None:
     """The comparison `report` carries (read back from matrix.json), None without one;
     ValueError for a `run["changes"]` that is not one."""
-    source, data = report.run.get("baseline"), report.run.get("changes")
+    source = report.run.get("baseline")
+    data = report.run.get("changes")
     if not isinstance(source, dict) or not isinstance(data, dict):
         return None
     try:

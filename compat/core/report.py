@@ -165,7 +165,8 @@ def checked(report: Report) -> Report:
                 raise ValueError(f"case {case.id}: known failure {bug!r:.80} is not one")
     for cell in report.cells:
         component(cell.id, "cell id")
-    cells, cases = {c.id for c in report.cells}, {c.id for c in report.cases}
+    cells = {c.id for c in report.cells}
+    cases = {c.id for c in report.cases}
     for result in report.results:
         if result.cell not in cells or result.case not in cases:
             raise ValueError(

@@ -71,7 +71,8 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
         pin = _pin(spec, where)
         if pin is None:
             continue  # a range, or a marker false here: a line for another platform or Python
-        name, version = pin[0].lower().replace("_", "-"), pin[1]
+        name = pin[0].lower().replace("_", "-")
+        version = pin[1]
         parse_version(version, f"{where}: {spec}")
         if (name, where) in given and given[name, where] != version:
             raise UsageError(
@@ -81,10 +82,8 @@ def parse_pins(specs: list[str], requirements_file: Path | None) -> Pins:
         given[name, where] = version
         found.setdefault(name, version)  # the command line's over the file's
     weekly = found.pop("onnx-weekly", None)  # a preview build: onnx comes from it
-    onnx, ort = (
-        found.pop("onnx", None) if weekly is None else weekly,
-        found.pop("onnxruntime", None),
-    )
+    onnx = found.pop("onnx", None) if weekly is None else weekly
+    ort = found.pop("onnxruntime", None)
     found.pop("onnx", None)
     if onnx is None and ort is None:
         raise UsageError("pin onnx or onnxruntime (or both), like: nox -s repro -- onnx==1.18.0")

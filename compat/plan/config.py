@@ -150,7 +150,8 @@ def _axis(table: dict[str, Any], package: str, path: Path) -> Axis:
 def _constraint(table: dict[str, Any], index: int, axes: tuple[str, ...], path: Path) -> Constraint:
     """One `[[tool.compat.constraints]]` table, on a package with an axis."""
     where = f"tool.compat.constraints #{index + 1}"
-    package, versions = table["package"], table["versions"]
+    package = table["package"]
+    versions = table["versions"]
     if package not in axes:
         raise ConfigError(
             f"{path}: [{where}] package = {package!r}: no axis has this package, so the "

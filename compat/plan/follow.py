@@ -66,7 +66,8 @@ def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) 
 def follow(config: Config, state: Path, offline: bool = False) -> tuple[Config, dict[str, object]]:
     """The config with every range axis resolved, and what was resolved (for the run's
     metadata); a config of lists, or one resolved already, comes back as it is."""
-    onnx, ort = config.onnx, config.onnxruntime
+    onnx = config.onnx
+    ort = config.onnxruntime
     if any(a.follows and not a.versions for a in (onnx, ort)):
         path = state / RECORD
         recorded: dict[str, dict[str, object]] = (

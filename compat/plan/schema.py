@@ -122,10 +122,12 @@ def _line(error: Any, instance: Any, schema: dict[str, Any], path: Path, prefix:
     """The error as one line: `FILE: [TABLE] KEY = VALUE: what fits, like KEY = EXAMPLE`."""
     parts = list(error.absolute_path)
     if error.validator in ("additionalProperties", "required"):
-        at, key = parts, None
+        at = parts
+        key = None
     else:  # the value of the innermost key: an item's list, a table's own key
         cut = max((i for i, p in enumerate(parts) if isinstance(p, str)), default=-1)
-        at, key = parts[:cut], parts[cut] if cut >= 0 else None
+        at = parts[:cut]
+        key = parts[cut] if cut >= 0 else None
     where = _where(prefix, at)
     head = f"{path}: [{where}] " if where else f"{path}: "
     if error.validator == "additionalProperties":

@@ -50,7 +50,8 @@ class _Anchors(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
-            self._href, self._text = dict(attrs), ""
+            self._href = dict(attrs)
+            self._text = ""
 
     def handle_data(self, data: str) -> None:
         if self._href is not None:
@@ -81,7 +82,8 @@ def release_of(filename: str, package: str) -> str | None:
 def _credentials(source: Source) -> tuple[str, str | None]:
     """The page's URL without credentials, and the Basic authorization uv would send."""
     parts = urlsplit(source.url)
-    user, password = parts.username, parts.password
+    user = parts.username
+    password = parts.password
     if user is None and source.name:
         key = re.sub(r"[^A-Za-z0-9]", "_", source.name).upper()
         user = os.environ.get(f"UV_INDEX_{key}_USERNAME")
@@ -95,7 +97,8 @@ def _credentials(source: Source) -> tuple[str, str | None]:
         except (OSError, netrc.NetrcParseError):
             found = None  # as uv: an unreadable netrc is no credentials
         if found:
-            user, password = found[0], found[2]
+            user = found[0]
+            password = found[2]
     url = urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
     if user is None:
         return url, None

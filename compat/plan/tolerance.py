@@ -64,7 +64,8 @@ def tolerance_tables(tables: list[dict[str, Any]], path: Path) -> list[Tolerance
     found = []
     for index, table in enumerate(tables):
         where = f"tolerance #{index + 1}"
-        rtol, atol = table.get("rtol"), table.get("atol")
+        rtol = table.get("rtol")
+        atol = table.get("atol")
         if rtol is None and atol is None:
             raise ConfigError(f"{path}: [{where}] sets no tolerance; give rtol, atol or both")
         found.append(

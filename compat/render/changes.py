@@ -38,7 +38,8 @@ def _cut(text: str) -> str:
 def _from_difference(before: str, after: str) -> tuple[str, str]:
     """Both messages from a little before where they first differ: the part a cut
     message would otherwise hide."""
-    before, after = one_line(printable(before)), one_line(printable(after))
+    before = one_line(printable(before))
+    after = one_line(printable(after))
     same = next((i for i, (b, a) in enumerate(zip(before, after, strict=False)) if b != a), 0)
     start = max(0, same - MESSAGE // 3) if max(len(before), len(after)) > MESSAGE else 0
     lead = "…" if start else ""

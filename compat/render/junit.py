@@ -47,12 +47,14 @@ def render_junit(report: Report) -> str:
             ET.SubElement(
                 case, "error", message=f"{cell.state.value}: {cell.summary}"
             ).text = f"{cell.detail}\n\nreproduce: {repro_command(cell, [], options)}"
-            counts["tests"], counts["errors"] = 1, 1
+            counts["tests"] = 1
+            counts["errors"] = 1
         elif cell.state in NOT_APPLICABLE and scope != "unexpected":  # skipped, with why
             case = ET.SubElement(suite, "testcase", classname=cell.id, name="environment")
             reason = f"{cell.state.value}: {cell.summary}"
             ET.SubElement(case, "skipped", type=cell.state.value, message=reason)
-            counts["tests"], counts["skipped"] = 1, 1
+            counts["tests"] = 1
+            counts["skipped"] = 1
         for r in results:
             if scope == "unexpected" and not r.outcome.unexpected:
                 continue

@@ -204,7 +204,8 @@ def render_predictions(report: Report) -> str:
             continue
         said.setdefault(verdict, {}).setdefault((r.case, r.check, r.outcome.value), [])
         said[verdict][(r.case, r.check, r.outcome.value)].append(r.cell)
-    failed, alarms = counts["predicted"] + counts["missed"], counts["false alarm"]
+    failed = counts["predicted"] + counts["missed"]
+    alarms = counts["false alarm"]
     lines = [
         f"scan of the drop-in models, before the run: {counts['predicted']} of {failed} "
         f"failing results predicted" + (f"; {alarms} predicted failures passed" if alarms else "")

@@ -97,7 +97,8 @@ def with_packages(
         bad = {c.packages.get(name) or "none" for c in failing}
         good = {c.packages.get(name) or "none" for c in passing}
         if not bad & good:
-            there, elsewhere = ", ".join(sorted(bad)), ", ".join(sorted(good))
+            there = ", ".join(sorted(bad))
+            elsewhere = ", ".join(sorted(good))
             notes.append(f"{name} {there}, the passing ones {elsewhere}")
     return clause + (f" (the failing cells have {'; '.join(notes)})" if notes else "")
 

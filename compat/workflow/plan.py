@@ -75,7 +75,8 @@ def resolve_plan(request: Request, config: Config) -> tuple[Plan, Plan]:
     given = dict(parse_axis(text) for text in asked.pkg)
     extra = tuple({**dict(config.axes), **given}.items())
     pythons = plan_pythons(request, config)
-    onnx_releases, ort_releases = onnx or config.onnx.versions, ort or config.onnxruntime.versions
+    onnx_releases = onnx or config.onnx.versions
+    ort_releases = ort or config.onnxruntime.versions
     pairs = None
     if pythons and not asked.offline:
         pairs = follow_pairs(config, pythons, onnx_releases, ort_releases)

@@ -66,9 +66,11 @@ def request(args: argparse.Namespace) -> BisectRequest:
 def chosen(request: BisectRequest, corpus: Corpus) -> tuple[Case, str]:
     """The case and check to bisect: as named, or the one `--run` command's."""
     commands = [c for c in corpus.cases if c.command]
-    case_id, check = request.case, request.check
+    case_id = request.case
+    check = request.check
     if case_id is None and len(commands) == 1:  # `bisect --run 'pytest …'`
-        case_id, check = commands[0].id, check or "command"
+        case_id = commands[0].id
+        check = check or "command"
     if case_id is None or check is None:
         raise UsageError("name the --case and --check to bisect (or give one --run command)")
     case = next((c for c in corpus.cases if c.id == case_id), None)
@@ -149,7 +151,8 @@ def run(request: BisectRequest) -> int:
     from compat.workflow.project import fixed_requirements, prepare_project, project_config
     from compat.workflow.settings import settings_of
 
-    common, package = request.common, request.package
+    common = request.common
+    package = request.package
     config = load_config(common.config)
     case, check = chosen(request, load_corpus(common, config))
     config, _ = follow_axes(common, config)

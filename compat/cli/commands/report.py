@@ -112,7 +112,8 @@ def _families(request: ReportRequest) -> tuple[bool, int]:
     from compat.render.families import families_drift, write_families
 
     root = request.config.resolve().parent
-    readme, cases_dir = root / "README.md", root / "cases"
+    readme = root / "README.md"
+    cases_dir = root / "cases"
     families = not request.results and readme.exists() and cases_dir.is_dir()
     if families and request.check:
         stale = families_drift(readme, family_rows(cases_dir), str(cases_dir))
