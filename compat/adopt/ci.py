@@ -2,7 +2,11 @@
 (`onnx-compat plan --json --shards N`), runs one shard per job (`onnx-compat matrix
 --shard K/N`), merges them (`onnx-compat merge`) into the report one job would write,
 uploads it and puts the terminal summary on the run's page. The workflow is a file:
-compat/resources/github-workflow.yml."""
+compat/resources/github-workflow.yml.
+
+With `--watch`, also the weekly watch (compat/resources/github-watch.yml): the releases
+the index has and that workflow's last reports lack, run with `matrix --new-releases`,
+and one issue opened or updated when something changed (`--issue-body`)."""
 
 from __future__ import annotations
 
@@ -14,14 +18,15 @@ from compat.adopt.writes import Edit, apply, check_writable, read_bytes, shown
 from compat.core.errors import UsageError
 
 WORKFLOW = Path(".github") / "workflows" / "onnx-compat.yml"
+WATCH = Path(".github") / "workflows" / "onnx-compat-watch.yml"
 
 #: the CI systems `init --ci` writes for
 CI_CHOICES = ("github",)
 
 
-def workflow_text(install: str, python: str, shards: int) -> str:
+def workflow_text(install: str, python: str, shards: int, name: str = "github-workflow.yml") -> str:
     """The workflow, filled in: what each job installs, the Python, the default shards."""
-    text = template("github-workflow.yml")
+    text = template(name)
     filled = {"INSTALL": json.dumps(install)[1:-1], "PYTHON": python, "SHARDS": str(shards)}
     for key, value in filled.items():  # each inside a YAML double-quoted string
         text = text.replace(f"@{key}@", value)
@@ -61,17 +66,38 @@ def ci_install(project: Path, install: str) -> tuple[str, list[Edit]]:
     return where, [Edit(WHEELS / wheel.name, data, [said])]
 
 
-def workflow_edits(project: Path, install: str, python: str, shards: int = 4) -> list[Edit]:
+def watch_edit(project: Path, install: str, python: str) -> Edit:
+    """The weekly watch, unless the project has one by that name; what init says of it."""
+    if (project / WATCH).exists():
+        return Edit(WATCH, None, [f"{WATCH}: exists already; left as it is"])
+    said = (
+        f"{WATCH}: written: weekly, the releases the index has and {WORKFLOW.name}'s last "
+        "reports lack (onnx-weekly's newest build too), one issue labelled "
+        "onnx-compat-watch opened or updated when something changed"
+    )
+    return Edit(WATCH, workflow_text(install, python, 0, "github-watch.yml").encode(), [said])
+
+
+def workflow_edits(
+    project: Path, install: str, python: str, shards: int = 4, watch: bool = False
+) -> list[Edit]:
     """The workflow (and the wheel it installs, copied), unless the project has one by
-    that name; what init says of each."""
-    if (project / WORKFLOW).exists():
-        return [Edit(WORKFLOW, None, [f"{WORKFLOW}: exists already; left as it is"])]
+    that name, and with `watch` the weekly watch; what init says of each."""
+    workflow = (project / WORKFLOW).exists()
+    if workflow and (not watch or (project / WATCH).exists()):
+        edits = [Edit(WORKFLOW, None, [f"{WORKFLOW}: exists already; left as it is"])]
+        return [*edits, *([watch_edit(project, install, python)] if watch else [])]
     install, copied = ci_install(project, install)
     said = (
         f"{WORKFLOW}: written: {shards} shards by default, merged reports uploaded as "
         "onnx-compat-reports, the summary on the run's page"
     )
-    return [Edit(WORKFLOW, workflow_text(install, python, shards).encode(), [said]), *copied]
+    edits = (
+        [Edit(WORKFLOW, None, [f"{WORKFLOW}: exists already; left as it is"])]
+        if workflow
+        else [Edit(WORKFLOW, workflow_text(install, python, shards).encode(), [said])]
+    )
+    return [*edits, *([watch_edit(project, install, python)] if watch else []), *copied]
 
 
 def write_workflow(project: Path, install: str, python: str, shards: int = 4) -> list[str]:

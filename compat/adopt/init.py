@@ -46,6 +46,8 @@ class InitOptions:
     #: `--python`: the Pythons every cell runs on (`3.10,3.12`, `none`); None: the
     #: installed ones requires-python allows, when two or more
     python: str | None = None
+    #: `--watch`: the weekly watch of new releases beside the CI workflow
+    watch: bool = False
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,7 @@ def init(
     nox = noxfile_edit(project, options.install, python)
     rest = [gitignore_edit(project)]
     if options.ci == "github":
-        rest += workflow_edits(project, options.install, python, options.shards)
+        rest += workflow_edits(project, options.install, python, options.shards, options.watch)
     has_it = has_tool_compat(text, pyproject)
     for edit in [nox, *rest, *([] if has_it else [Edit(Path(NAME), b"")])]:
         if edit.data is not None:

@@ -16,6 +16,7 @@ from compat.core.errors import UsageError
 from compat.core.files import replace_all, replace_text
 from compat.core.report import Report, dumps
 from compat.core.suite import FAMILY as SUITE
+from compat.render.changes_page import render_changes_page
 from compat.render.docs import render_docs
 from compat.render.docs_pages import FOLDER, family_pages
 from compat.render.heatmap import heatmap_svg
@@ -58,9 +59,10 @@ RENDERERS: dict[str, Callable[[Report, Style], Rendered]] = {
     "writer_reader.md": lambda report, style: render_writer_reader(report),
     "pythons.md": lambda report, style: render_pythons(report),
     LOAD_LIMITS: lambda report, style: render_load_limits(report),
+    "changes.md": lambda report, style: render_changes_page(report),
 }
 #: The docs: the index, the family pages it links and the picture it shows.
-DOCS = ("compatibility.md", FOLDER, "summary.svg")
+DOCS = ("compatibility.md", FOLDER, "summary.svg", "changes.md")
 #: What a run's report folder gets: every rendering but the data file `compat.scan`
 #: reads, which only the docs' `load-limits` key asks for.
 REPORTS = tuple(name for name in RENDERERS if name != LOAD_LIMITS)

@@ -6,15 +6,17 @@ import argparse
 from typing import Any
 
 from compat.adopt.init import InitOptions, cmd_init
+from compat.core.errors import UsageError
 
 PARSER: dict[str, Any] = {
     "description": "Reads this project (its declared onnx / onnxruntime ranges, "
     "requires-python, test folder and test dependencies) and writes what is missing: "
     "[tool.compat] in pyproject.toml (a Python axis from requires-python and the "
     "interpreters installed here), the nox sessions matrix, repro, bisect, triage and "
-    "report in noxfile.py, .gitignore entries and, with --ci, a CI workflow. Never "
+    "report in noxfile.py, .gitignore entries and, with --ci, a CI workflow (with --watch, a "
+    "weekly watch of new releases too). Never "
     "overwrites: a file that has its part already is left as it is. Then: nox -s matrix.",
-    "epilog": "example: onnx-compat init --ci github --run 'tests=pytest -q tests'",
+    "epilog": "example: onnx-compat init --ci github --watch --run 'tests=pytest -q tests'",
 }
 
 
@@ -64,11 +66,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="how many parallel jobs the workflow spreads the cells over (default 4)",
     )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="with --ci github, also write .github/workflows/onnx-compat-watch.yml: weekly, "
+        "the onnx / onnxruntime releases (and onnx-weekly builds) the CI's last reports "
+        "lack, and one issue opened or updated when something changed",
+    )
 
 
 def request(args: argparse.Namespace) -> InitOptions:
+    if args.watch and args.ci != "github":
+        raise UsageError(
+            "--watch: the watch compares with the CI workflow's reports; give --ci github too"
+        )
     return InitOptions(
-        args.install, list(args.models), list(args.run), args.ci, args.shards, args.python_axis
+        args.install,
+        list(args.models),
+        list(args.run),
+        args.ci,
+        args.shards,
+        args.python_axis,
+        args.watch,
     )
 
 

@@ -41,6 +41,8 @@ class MatrixRequest:
     grid: str | None = None  # `changed` or `all`: the rows printed as marks
     baseline: str | None = None  # `--baseline`: a reports folder, a file or git:REV
     fail_on: str = "unexpected"  # or `new`: only what the baseline had not
+    new_releases: str | None = None  # `releases` or `weekly`: only what the baseline lacks
+    issue_body: Path | None = None  # changes.md's text, when something changed (`-`: printed)
 
 
 PARSER: dict[str, Any] = {
@@ -70,14 +72,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("changed", "all"),
         help="also print every table's rows as marks: rows that are not all pass, or all",
     )
+    parser.add_argument(
+        "--new-releases",
+        nargs="?",
+        const="releases",
+        choices=("releases", "weekly"),
+        help="with --baseline: run only the cells of releases the baseline lacks, of the "
+        "axes that follow the package index (weekly: and onnx's newest onnx-weekly build); "
+        "nothing new is one line and exit 0",
+    )
+    parser.add_argument(
+        "--issue-body",
+        type=Path,
+        metavar="FILE",
+        help="with --baseline: write changes.md's text to FILE when something changed, "
+        "else remove FILE (`-`: print it); the weekly watch posts it as its issue",
+    )
 
 
 def request(args: argparse.Namespace) -> MatrixRequest:
     from compat.workflow.baseline import fail_on
+    from compat.workflow.new_releases import check_new_releases
 
     fail_on(args.fail_on, args.baseline)
+    check_new_releases("--new-releases", args.new_releases, args.baseline)
+    check_new_releases("--issue-body", args.issue_body, args.baseline)
     return MatrixRequest(
-        request_of(args), args.list, args.junit_scope, args.grid, args.baseline, args.fail_on
+        request_of(args),
+        args.list,
+        args.junit_scope,
+        args.grid,
+        args.baseline,
+        args.fail_on,
+        args.new_releases,
+        args.issue_body,
     )
 
 
@@ -90,13 +118,21 @@ def run(request: MatrixRequest) -> int:
     common = request.common
     config, followed = follow_axes(common, load_config(common.config))
     whole, plan = resolve_plan(common, config)
-    if request.list:  # the listing is remembered: the case modules import onnx
-        print(describe_plan(plan, list_corpus(common, config)))
-        return 0
+    from compat.workflow import new_releases as new
     from compat.workflow.baseline import load_baseline, with_baseline
 
     # a baseline that names no stored run: one line before anything runs
     baseline = load_baseline(request.baseline, common.config) if request.baseline else None
+    if request.new_releases and baseline is not None:
+        which = request.new_releases
+        whole, plan = new.new_release_plan(common, config, whole, which, baseline[0], followed)
+        if not plan.cells:
+            print(new.nothing_new(baseline[1], followed, which == "weekly"))
+            new.write_issue_body(None, request.issue_body)
+            return 0
+    if request.list:  # the listing is remembered: the case modules import onnx
+        print(describe_plan(plan, list_corpus(common, config)))
+        return 0
     from compat.workflow.corpus import load_corpus, run_options  # the case modules: onnx
 
     corpus = load_corpus(common, config)
@@ -133,7 +169,10 @@ def run(request: MatrixRequest) -> int:
         _as_produced(out),
         meta,
     )
-    report = with_baseline(report, baseline)
+    if request.new_releases and baseline is not None:
+        report = new.with_new_releases(report, baseline)  # what it did not plan is not gone
+    else:
+        report = with_baseline(report, baseline)
     try:
         written = write_reports(report, out)
     except UsageError as exc:  # computed and remembered: only the writing is left
@@ -142,6 +181,7 @@ def run(request: MatrixRequest) -> int:
             "them without running anything again)"
         ) from None
     code = finish(report, written, request.grid, common.config, request.fail_on)
+    new.write_issue_body(report, request.issue_body)
     return _stopped(report, len(plan.cells), out) or code
 
 
