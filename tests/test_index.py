@@ -14,6 +14,7 @@ import pytest
 
 from compat.core.errors import CompatError
 from compat.plan.index import releases
+from compat.plan.index_config import AxisIndex
 
 
 @pytest.fixture
@@ -38,10 +39,10 @@ def index(tmp_path: Path) -> Iterator[str]:
 
 
 def test_an_axis_index_is_asked_for_its_own_releases(index: str) -> None:
-    assert releases("onnxruntime", index_url=index) == ["7.1.0", "7.2.1"]
-    assert releases("onnxruntime", yanked=True, index_url=index) == ["7.1.0", "7.2.1", "7.4.0"]
+    assert releases("onnxruntime", own=AxisIndex(index)) == ["7.1.0", "7.2.1"]
+    assert releases("onnxruntime", yanked=True, own=AxisIndex(index)) == ["7.1.0", "7.2.1", "7.4.0"]
 
 
 def test_an_unreachable_axis_index_is_named(index: str) -> None:
     with pytest.raises(CompatError, match=r"cannot list onnx releases from http://127\.0\.0\.1"):
-        releases("onnx", index_url=index)  # no such page there
+        releases("onnx", own=AxisIndex(index))  # no such page there

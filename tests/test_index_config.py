@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from compat.core.errors import UsageError
-from compat.plan.index_config import PYPI, Source, configured, installer_env, shown, with_axis
+from compat.plan.index_config import (
+    PYPI,
+    AxisIndex,
+    Source,
+    configured,
+    installer_env,
+    shown,
+    with_axis,
+)
 
 
 def _urls(cwd: Path, **environ: str) -> list[tuple[str, str]]:
@@ -106,7 +114,7 @@ def test_pip_variables_count_only_when_uv_names_no_index_and_are_handed_to_uv(
 
 def test_an_axis_index_replaces_the_default_and_credentials_are_never_shown() -> None:
     user = configured(Path("/"), {"HOME": "/nonexistent", "UV_INDEX": "https://extra/simple"})
-    axis = with_axis(user, "https://nightly/simple", "", "[tool.compat.onnxruntime]")
+    axis = with_axis(user, AxisIndex("https://nightly/simple"), "[tool.compat.onnxruntime]")
     assert [s.url for s in axis.sources] == ["https://extra/simple", "https://nightly/simple"]
     assert axis.sources[-1].where == "index-url of [tool.compat.onnxruntime]"
     assert shown("https://bob:hunter2@mirror.example/simple") == "https://mirror.example/simple"

@@ -185,6 +185,9 @@ def test_bisect_range_and_previews_come_from_the_local_index(
     assert releases("onnx-weekly", pre=True) == ["1.20.0.dev20250101"]  # the yanked one left out
     assert releases("onnx-weekly", pre=True, yanked=True)[-1] == "1.20.0.dev20250108"
     assert bisected(asked, "1.18.0", "3.12") == ["1.18.0", "1.18.7", "1.19.5"]
+    short = BisectRequest(Request(), "onnx", good="1.18", bad="1.19.5")
+    with pytest.raises(UsageError, match=r"--good 1\.18: .*like 1\.18\.0, 1\.18\.7$"):
+        bisected(short, "1.18.0", "")
     beyond = BisectRequest(Request(), "onnx", good="1.18.0", bad="7.2.0")
     with pytest.raises(UsageError, match=r"--bad 7\.2\.0: onnx 7\.2\.0 has no wheel for CPython"):
         bisected(beyond, "1.18.0", "3.12")
@@ -266,3 +269,35 @@ def test_the_recording_proxy_sees_a_request_for_the_public_index(
     with pytest.raises(CompatError, match=r"from https://pypi\.org/simple \(from PyPI"):
         releases("onnx")
     assert public == ["CONNECT pypi.org:443"]
+
+
+@pytest.mark.subprocess  # `plan` runs as the user runs it
+def test_an_axis_extra_index_is_asked_for_its_releases_before_the_users(
+    tmp_path: Path, local_index: Served, public: list[str]
+) -> None:
+    """onnxruntime's nightlies live on an index of their own: an axis's `extra-index-url`
+    is asked first, as uv asks it when the cells install (first index with the project
+    wins), so the plan holds the releases the cells can install."""
+    nightly = tmp_path / "nightly" / "onnxruntime"
+    nightly.mkdir(parents=True)
+    (nightly / "onnxruntime-1.25.0-py3-none-any.whl").write_bytes(b"")
+    asked: list[str] = []
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            asked.append(self.path)
+
+    url = _serve(partial(Handler, directory=str(tmp_path / "nightly")))
+    config = CONFIG.replace(
+        'versions = ["1.24.4"]', f'versions = ">=1.24"\nextra-index-url = "{url}"'
+    )
+    (tmp_path / "pyproject.toml").write_text(config)
+    command = [sys.executable, "-m", "compat", "plan", "--onnx", "1.18.0"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    cells = [line.split()[0] for line in done.stdout.splitlines()]
+    # the onnx axis's cell holds onnxruntime at its pair; the onnxruntime axis lists the
+    # nightly index's release alone (the user's index has 1.24.4 and 1.22.9 too)
+    assert cells == ["onnx1.18.0-ort1.24.4", "onnx1.18.0-ort1.25.0"], done.stdout
+    assert "/onnxruntime/" in asked
+    assert public == []

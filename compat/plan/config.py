@@ -15,6 +15,7 @@ from compat import resources
 from compat.core.errors import ConfigError
 from compat.core.install import Project
 from compat.core.versions import parse_range, parse_version
+from compat.plan.index_config import AxisIndex
 from compat.plan.known_tables import PACKAGES, KnownEntry, known_tables
 from compat.plan.pythons import PythonTable, python_table
 from compat.plan.schema import validate
@@ -46,6 +47,12 @@ class Axis:
     #: live on another one): `index-url` replaces the index, `extra-index-url` adds one
     index_url: str = ""
     extra_index_url: str = ""
+
+    @property
+    def index(self) -> AxisIndex:
+        """Its own indexes, as the plan asks them (compat/plan/index.py)."""
+        extras = (self.extra_index_url,) if self.extra_index_url else ()
+        return AxisIndex(self.index_url, extras)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def _resolve(axis: Axis, recorded: dict[str, dict[str, object]], offline: bool) 
     key = f"{axis.package} {axis.follows}"
     if not offline:
         try:
-            listed = releases(axis.package, index_url=axis.index_url)  # the axis's own index
+            listed = releases(axis.package, own=axis.index)  # with the axis's own indexes
             found = [v for v in listed if in_range(v, axis.follows)]
         except CompatError as exc:
             if key not in recorded:
@@ -132,7 +132,7 @@ def newest_of_minors(
             ask = f"--offline cannot ask the index for the newest {version}.x"
             raise UsageError(f"{flag} {version}: {ask}; give the release, like {version}.0")
         try:
-            listed = releases(package, index_url=axis.index_url)
+            listed = releases(package, own=axis.index)
         except CompatError as exc:
             raise UsageError(f"{flag} {version}: {exc}; or give the release") from None
         found = [v for v in listed if in_range(v, f"=={version}.*")]

@@ -14,15 +14,19 @@ from packaging.version import InvalidVersion, Version
 
 from compat.core.errors import CompatError, UsageError
 from compat.core.install import InstallRequest
-from compat.plan.index_config import Indexes, configured, with_axis
+from compat.plan.index_config import AxisIndex, Indexes, configured, with_axis
 from compat.plan.pythons import KNOWN
 from compat.plan.simple import Files, project_files
 
+#: no index of an axis's own: the user's indexes alone
+USERS = AxisIndex()
 
-def indexes(package: str, index_url: str = "") -> Indexes:
+
+def indexes(package: str, own: AxisIndex = USERS) -> Indexes:
     """The indexes `package` is installed from: the user's (compat/plan/index_config.py),
-    with an axis's own `index-url` in place of the default one."""
-    return with_axis(configured(), index_url, "", f"[tool.compat.{package}]")
+    with an axis's own `index-url` in place of the default one and its
+    `extra-index-url` before them."""
+    return with_axis(configured(), own, f"[tool.compat.{package}]")
 
 
 def _has_wheel_for(files: list[dict[str, object]], tags: set[Tag]) -> bool:
@@ -40,12 +44,12 @@ def _has_wheel_for(files: list[dict[str, object]], tags: set[Tag]) -> bool:
 
 
 def releases(
-    package: str, pre: bool = False, yanked: bool = False, index_url: str = "", python: str = ""
+    package: str, pre: bool = False, yanked: bool = False, own: AxisIndex = USERS, python: str = ""
 ) -> list[str]:
     """Releases of `package` on the index with a wheel this interpreter (or CPython
-    `python`, `3.12`) can install: the user's index, or `index_url`'s (an axis's own).
+    `python`, `3.12`) can install: on the user's indexes, with an axis's `own`.
     The index is asked once per process for the same package and indexes."""
-    return list(_releases(package, pre, yanked, index_url, python))
+    return list(_releases(package, pre, yanked, own, python))
 
 
 def on_index(package: str) -> bool | None:
@@ -76,9 +80,9 @@ def _listing(package: str, asked: Indexes) -> Files | None:
     return merged
 
 
-def _files(package: str, index_url: str) -> Files:
+def _files(package: str, own: AxisIndex) -> Files:
     """Every release of `package` and its files, on the index its installs use."""
-    asked = indexes(package, index_url)
+    asked = indexes(package, own)
     found = _listing(package, asked)
     if found is None:
         where = ", ".join(f"{s.shown} (from {s.where})" for s in asked.sources)
@@ -87,11 +91,11 @@ def _files(package: str, index_url: str) -> Files:
 
 
 def _releases(
-    package: str, pre: bool, yanked: bool, index_url: str, python: str
+    package: str, pre: bool, yanked: bool, own: AxisIndex, python: str
 ) -> tuple[str, ...]:
     tags = set(python_tags(python)) if python else set(sys_tags())
     found = []
-    for text, files in _files(package, index_url).items():
+    for text, files in _files(package, own).items():
         try:
             version = Version(text)
         except InvalidVersion:
@@ -108,14 +112,14 @@ def _releases(
 _UNREACHABLE: set[tuple[str, Indexes]] = set()
 
 
-def _release(package: str, version: str, index_url: str) -> list[dict[str, object]] | None:
+def _release(package: str, version: str, own: AxisIndex) -> list[dict[str, object]] | None:
     """The files of one release (its version as written or normalised: `1.18` is
     `1.18.0`); None when the index cannot be asked or has no such release."""
-    key = (package, indexes(package, index_url))
+    key = (package, indexes(package, own))
     if key in _UNREACHABLE:
         return None
     try:
-        listing = _files(package, index_url)
+        listing = _files(package, own)
     except CompatError:
         _UNREACHABLE.add(key)  # asked once: every cell would wait again
         return None
@@ -141,44 +145,47 @@ def python_tags(python: str) -> frozenset[Tag]:
     )
 
 
-def has_wheel(package: str, version: str, python: str, index_url: str = "") -> bool | None:
+def has_wheel(package: str, version: str, python: str, own: AxisIndex = USERS) -> bool | None:
     """Whether the index has a wheel of `package` `version` that CPython `python` installs
     here; None when the index cannot be asked or has no such release (the environment
     will say)."""
-    files = _release(package, version, index_url)
+    files = _release(package, version, own)
     if files is None:  # no such release: not a question of wheels (the installer says)
         return None
     usable = [f for f in files if not f.get("yanked")] or files  # a pinned yanked file installs
     return _has_wheel_for(usable, set(python_tags(python)))
 
 
-def only_sdists(package: str, version: str, index_url: str = "") -> bool:
+def only_sdists(package: str, version: str, own: AxisIndex = USERS) -> bool:
     """Whether the index has `package` `version` as source distributions alone, no wheel
     for any platform: uv builds it, so it is installable (a release with wheels, none for
     this Python, would be built from source the same way, which onnx's C++ is not)."""
-    files = _release(package, version, index_url)
+    files = _release(package, version, own)
     return bool(files) and not any(str(f.get("filename", "")).endswith(".whl") for f in files or ())
 
 
 def built_from_source(request: InstallRequest) -> tuple[str, ...]:
     """The exactly pinned packages of a cell's request whose release the index has only
     as sdists: uv is let build these (and only these of the cell's pins) from source."""
-    return tuple(name for name, version in request.exact() if only_sdists(name, version))
+    own = AxisIndex(request.index_url, request.extra_index_urls)
+    return tuple(name for name, version in request.exact() if only_sdists(name, version, own))
 
 
 def wheel_pythons(
-    package: str, version: str, pythons: tuple[str, ...], index_url: str = ""
+    package: str, version: str, pythons: tuple[str, ...], own: AxisIndex = USERS
 ) -> tuple[str, ...]:
     """Which of `pythons` the index has a wheel of `package` `version` for."""
-    return tuple(p for p in pythons if has_wheel(package, version, p, index_url))
+    return tuple(p for p in pythons if has_wheel(package, version, p, own))
 
 
-def check_on_index(versions: tuple[str, ...], package: str, flag: str, index_url: str = "") -> None:
+def check_on_index(
+    versions: tuple[str, ...], package: str, flag: str, own: AxisIndex = USERS
+) -> None:
     """Each release given on the command line is one the index has a wheel of, for this
     Python: a typo is one line now, not an environment that fails to build. An index that
     cannot be asked checks nothing (the environments will say)."""
     try:
-        known = releases(package, pre=True, index_url=index_url)
+        known = releases(package, pre=True, own=own)
     except CompatError:
         return
     for version in versions:

@@ -188,15 +188,25 @@ def configured(cwd: Path | None = None, environ: dict[str, str] | None = None) -
     return Indexes((*extras, default), strategy == "first-index")
 
 
-def with_axis(indexes: Indexes, index_url: str, extra_index_url: str, where: str) -> Indexes:
+@dataclass(frozen=True)
+class AxisIndex:
+    """An axis's own indexes (`index-url`, `extra-index-url` of [tool.compat.onnxruntime]:
+    onnxruntime's nightlies live on another index), which its cells install from and its
+    releases are listed from; empty for the user's indexes alone."""
+
+    url: str = ""
+    extras: tuple[str, ...] = ()
+
+
+def with_axis(indexes: Indexes, own: AxisIndex, where: str) -> Indexes:
     """The indexes a cell with an axis's own `index-url` / `extra-index-url` installs
-    from: uv's command-line flags replace the default index and add one before the rest."""
+    from: uv's command-line flags replace the default index and add theirs before the
+    rest."""
     sources = list(indexes.sources)
-    if index_url:
-        sources[-1] = Source(index_url, f"index-url of {where}")
-    if extra_index_url:
-        sources.insert(0, Source(extra_index_url, f"extra-index-url of {where}"))
-    return Indexes(tuple(sources), indexes.first_only)
+    if own.url:
+        sources[-1] = Source(own.url, f"index-url of {where}")
+    added = [Source(url, f"extra-index-url of {where}") for url in own.extras]
+    return Indexes((*added, *sources), indexes.first_only)
 
 
 def installer_env(environ: dict[str, str] | None = None) -> dict[str, str]:

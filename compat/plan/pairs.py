@@ -16,6 +16,7 @@ from __future__ import annotations
 from compat.core.versions import version_key
 from compat.plan.config import Config
 from compat.plan.index import has_wheel
+from compat.plan.index_config import AxisIndex
 
 
 def follow_pairs(
@@ -25,14 +26,16 @@ def follow_pairs(
     onnxruntime axis runs with). `onnx`, `ort`: the axes' releases (the candidates)."""
     return {
         python: (
-            _pair("onnxruntime", config.onnx.pair, ort, python, config.onnxruntime.index_url),
-            _pair("onnx", config.onnxruntime.pair, onnx, python, config.onnx.index_url),
+            _pair("onnxruntime", config.onnx.pair, ort, python, config.onnxruntime.index),
+            _pair("onnx", config.onnxruntime.pair, onnx, python, config.onnx.index),
         )
         for python in pythons
     }
 
 
-def _pair(package: str, pair: str, candidates: tuple[str, ...], python: str, index: str) -> str:
+def _pair(
+    package: str, pair: str, candidates: tuple[str, ...], python: str, index: AxisIndex
+) -> str:
     """`pair` when it installs on `python` (or the index cannot say), else the newest of
     `candidates` that does, else `pair` (its cells are then no-wheel, and say so)."""
     if has_wheel(package, pair, python, index) is not False:
@@ -56,8 +59,8 @@ def main_python(
     counts every release."""
 
     def wheels(python: str) -> int:
-        asked = [("onnx", o, config.onnx.index_url) for o in onnx]
-        asked += [("onnxruntime", r, config.onnxruntime.index_url) for r in ort]
-        return sum(has_wheel(p, v, python, url) is not False for p, v, url in asked)
+        asked = [("onnx", o, config.onnx.index) for o in onnx]
+        asked += [("onnxruntime", r, config.onnxruntime.index) for r in ort]
+        return sum(has_wheel(p, v, python, own) is not False for p, v, own in asked)
 
     return max(pythons, key=lambda p: (wheels(p), p == running, version_key(p)))

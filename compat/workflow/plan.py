@@ -60,9 +60,9 @@ def given_axes(
     if not asked.offline:  # a release the index lacks: said now
         if onnx:
             plain = tuple(v for v in onnx if v not in dists)
-            check_on_index(plain, "onnx", "--onnx", config.onnx.index_url)
+            check_on_index(plain, "onnx", "--onnx", config.onnx.index)
         if ort:
-            check_on_index(ort, "onnxruntime", "--ort", config.onnxruntime.index_url)
+            check_on_index(ort, "onnxruntime", "--ort", config.onnxruntime.index)
     return onnx, dists, ort
 
 

@@ -14,6 +14,7 @@ from compat.workflow.request import Request
 if TYPE_CHECKING:
     from compat.core.case import Case
     from compat.corpus.discover import Corpus
+    from compat.plan.index_config import AxisIndex
 
 
 @dataclass(frozen=True)
@@ -81,17 +82,20 @@ def chosen(request: BisectRequest, corpus: Corpus) -> tuple[Case, str]:
     return case, check
 
 
-def bisected(request: BisectRequest, start: str, python: str) -> list[str]:
+def bisected(
+    request: BisectRequest, start: str, python: str, own: AxisIndex | None = None
+) -> list[str]:
     """The releases to bisect over: those on the index with a wheel for the Python
     (`python`, else this interpreter), from --good (default: the axis start, or on
-    another Python the first release after it with a wheel for it) to --bad. A --good
-    or --bad with no wheel for that Python is one line saying so, not an install error."""
+    another Python the first release after it with a wheel for it) to --bad, on the
+    user's indexes and the axis's `own`. A --good or --bad with no wheel for that
+    Python is one line saying so, not an install error."""
     from compat.core.install import InstallRequest
     from compat.core.versions import version_key
-    from compat.plan.index import missing_wheel, releases
+    from compat.plan.index import USERS, missing_wheel, releases
 
     package = request.package
-    available = releases(package, request.pre, request.yanked, python=python)
+    available = releases(package, request.pre, request.yanked, own or USERS, python)
     good = request.good or start
     if python and not request.good:
         good = next((v for v in available if version_key(start) <= version_key(v)), start)
@@ -107,8 +111,15 @@ def bisected(request: BisectRequest, start: str, python: str) -> list[str]:
                 f"releases with wheels for {python}"
                 if reason
                 else f"{flag} {value}: not an installable release of {package}"
+                + _like(value, available)
             )
     return versions
+
+
+def _like(value: str, available: list[str]) -> str:
+    """The releases a short `--good 1.18` may mean: bisect needs one exact release."""
+    meant = [v for v in available if v.startswith(f"{value}.")]
+    return f"; give one exact release, like {', '.join(meant[:3])}" if meant else ""
 
 
 def partner_from_with(
@@ -158,7 +169,7 @@ def run(request: BisectRequest) -> int:
     config, _ = follow_axes(common, config)
     python = follow_up_python(common, config, "bisect")
     axis = config.onnx if package == "onnx" else config.onnxruntime
-    versions = bisected(request, axis.versions[0], python)
+    versions = bisected(request, axis.versions[0], python, axis.index)
     on = f" on CPython {python}" if python else ""
     print(f"bisecting {len(versions)} {package} releases{on}: {', '.join(versions)}")
     # each axis's pair: the config's, or on another Python the newest with a wheel for it
