@@ -4,13 +4,19 @@ run is in tests/test_watch.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from compat.cli.main import main
 from compat.core.changes import Source, attach, compare
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
-from compat.core.report import CaseInfo, Report
+from compat.core.report import CaseInfo, Report, read_json, write_json
 from compat.render.changes_page import render_changes_page
 from compat.render.outputs import write_reports
+from compat.render.release_diff import BROKEN, WORKS
+from tests.conftest import ROOT
 
 SOURCE = Source("git:v1.4.0", "v1.4.0", "commit abc")
 BUG = {
@@ -92,3 +98,42 @@ def test_no_baseline_no_page_and_no_change_says_so(tmp_path: Path) -> None:
     text = (tmp_path / "same" / "changes.md").read_text()
     assert "since v1.4.0: 0 new failures, 0 fixed, 0 changed." in text
     assert text.rstrip().endswith("No result changed.")
+
+
+def test_a_real_pair_of_reports_the_newest_release_against_the_one_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The committed docs run, and the same run before its newest onnxruntime release
+    existed: `report --baseline` writes changes.md with what that release gained and
+    lost against the release before it, counted here from the results themselves."""
+    now = read_json(ROOT / "docs" / "matrix.json.gz")
+    cells = {c.id: c for c in now.cells}
+    axis = [cells[i] for i in now.axes["onnxruntime"]]
+    newest, before = axis[-1], axis[-2]
+    baseline = replace(
+        now,
+        cells=tuple(c for c in now.cells if c.id != newest.id),
+        results=tuple(r for r in now.results if r.cell != newest.id),
+        axes={a: tuple(i for i in ids if i != newest.id) for a, ids in now.axes.items()},
+    )
+    write_json(baseline, tmp_path / "before.json.gz")
+    argv = ["report", "--results", str(ROOT / "docs" / "matrix.json.gz"), "--out"]
+    assert main([*argv, str(tmp_path / "out"), "--baseline", str(tmp_path / "before.json.gz")]) == 0
+    page = (tmp_path / "out" / "changes.md").read_text()
+    assert f"## New release onnxruntime {newest.onnxruntime}: nothing unexpected" in page
+    old = {(r.case, r.check): r.outcome for r in now.results if r.cell == before.id}
+    new = {(r.case, r.check): r.outcome for r in now.results if r.cell == newest.id}
+    both = old.keys() & new.keys()
+    lost = sum(1 for k in both if old[k] in WORKS and new[k] in BROKEN)
+    gained = sum(1 for k in both if old[k] in BROKEN and new[k] in WORKS)
+    assert (
+        f"Against onnxruntime {before.onnxruntime} (`{before.id}`), of {len(both)} results "
+        f"both have: {lost} lost" in page
+    )
+    assert f"{gained} gained." in page
+    items = [line for line in page.splitlines() if line.startswith("- `")]
+    assert len(items) == lost + gained
+    # each item's known upstream bug is linked: the corpus's entry for that case and check
+    links = [line for line in page.splitlines() if line.startswith("    - [known upstream bug]")]
+    moved = [k for k in both if {old[k], new[k]} & WORKS and {old[k], new[k]} & BROKEN]
+    assert len(links) >= sum(1 for k in moved if Outcome.XFAIL in (old[k], new[k]))

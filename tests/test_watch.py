@@ -51,6 +51,10 @@ def test_the_plan_keeps_only_the_cells_of_releases_the_baseline_never_ran() -> N
     assert only.cells == (new,) and only.axes == {"onnxruntime": (new,), "onnx": ()}
     # onnx does not follow the index: its release 1.21.0 is no new release to watch
     assert narrowed(plan, baseline, ("onnx", "onnxruntime")).cells == (new, pair)
+    # a preview build the baseline never ran is new, whatever follows the index
+    weekly = Cell("1.24.0.dev20261026", "1.24.4", InstallRequest(), onnx_dist="onnx-weekly")
+    plan = Plan((ran, weekly), {"onnx": (ran, weekly)}, False)
+    assert narrowed(plan, baseline, ()).cells == (weekly,)
 
 
 @pytest.mark.subprocess
@@ -189,6 +193,25 @@ def test_a_new_release_failing_one_case_is_the_issue_the_watch_posts(
     posted = step(issue_step, DRY_RUN="false")
     assert posted.returncode == 0, posted.stderr
     said = calls.read_text().splitlines()
+    assert said[0].startswith("label create onnx-compat-watch --repo me/mine --force")
     assert said[-1].startswith(
         "issue create --repo me/mine --label onnx-compat-watch --body-file issue.md"
     )
+
+    # an open issue of the label: its body replaced and a comment only when it differs
+    (shim / "gh").write_text(
+        f'#!/bin/sh\necho "$@" >> "{calls}"\n'
+        'case "$1 $2" in "issue list") echo 7;; "issue view") cat "$SAID";; esac\n'
+    )
+    calls.unlink()
+    (tmp_path / "said.md").write_text("last week's")
+    assert step(issue_step, DRY_RUN="false", SAID=str(tmp_path / "said.md")).returncode == 0
+    edited = calls.read_text().splitlines()
+    assert edited[-2] == "issue edit 7 --repo me/mine --body-file issue.md"
+    assert edited[-1].endswith("--body Updated by https://github.com/me/mine/actions/runs/1")
+    calls.unlink()
+    same = step(issue_step, DRY_RUN="false", SAID=str(project / "issue.md"))
+    assert "issue #7 says this already" in same.stdout
+    assert not [
+        c for c in calls.read_text().splitlines() if c.startswith(("issue edit", "issue comment"))
+    ]

@@ -19,6 +19,7 @@ from compat.core.changes import HEADINGS, Change, Changes, Kind, changes_of
 from compat.core.outcomes import CellRecord
 from compat.core.printed import repro_command
 from compat.core.report import CaseInfo, Report
+from compat.render.release_diff import Moved, ReleaseDiff, release_diff
 from compat.render.text import md_code, md_link, md_text, one_line
 
 #: A message on the page is cut to this many characters.
@@ -101,6 +102,41 @@ def _table(changes: Changes, cases: Mapping[str, CaseInfo]) -> list[str]:
     return [*out, ""]
 
 
+def _moved(moved: Moved, cases: Mapping[str, CaseInfo], lost: bool) -> list[str]:
+    result = moved.after if lost else moved.before
+    what = f"{md_code(moved.case)} · {md_text(moved.check)}"
+    said = md_text(_cut(result.summary))
+    text = said if lost else f"now {moved.after.outcome.value}, was {said}"
+    lines = [f"- {what}: {text}"]
+    known = dict.fromkeys([result.known] if result.known else [])
+    probe = Change(Kind.NEW, moved.case, moved.check, "", ())
+    known.update(dict.fromkeys(link for _, link in upstream(probe, cases)))
+    lines += [f"    - {md_link('known upstream bug', link)}" for link in known]
+    return lines
+
+
+def _range(diff: ReleaseDiff, cases: Mapping[str, CaseInfo]) -> list[str]:
+    """What the release lost and gained against the release before it, per family."""
+    head = (
+        f"Against {md_text(diff.previous)} ({md_code(diff.previous_cell)}), of "
+        f"{diff.compared} results both have: {len(diff.lost)} lost (worked there, broken "
+        f"here, a known upstream bug's failure included), {len(diff.gained)} gained."
+    )
+    out = [head, ""]
+    for moved_list, word in ((diff.lost, "Lost"), (diff.gained, "Gained")):
+        groups = sorted({_group(m.case, cases) for m in moved_list})
+        for group in groups:
+            out += [f"#### {word} in {md_code(group)}", ""]
+            for moved in (m for m in moved_list if _group(m.case, cases) == group):
+                out += _moved(moved, cases, word == "Lost")
+            out.append("")
+    return out
+
+
+def _group(case: str, cases: Mapping[str, CaseInfo]) -> str:
+    return group_of(Change(Kind.NEW, case, "", "", ()), cases)
+
+
 def _baseline(changes: Changes) -> str:
     source = changes.source
     said = md_code(source.given) + (f" ({md_text(source.identity)})" if source.identity else "")
@@ -138,6 +174,8 @@ def render_changes_page(report: Report) -> str | None:
         failing = [c for c in changes.of(Kind.NEW) if c.release == release]
         said = f"{len(failing)} unexpected" if failing else "nothing unexpected"
         out += listed(f"New release {md_text(release)}: {said}", failing)
+        diff = release_diff(report, release, changes.new_releases)
+        out += _range(diff, cases) if diff is not None else []
     for kind, heading in HEADINGS.items():
         items = [c for c in changes.of(kind) if kind is not Kind.NEW or not c.release]
         if items:
