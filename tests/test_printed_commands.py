@@ -288,3 +288,26 @@ def test_the_repro_command_of_a_weekly_cell_pins_onnx_weekly_and_rebuilds_the_sa
     assert args[:2] == [f"onnx-weekly=={version}", "onnxruntime==1.24.4"]
     again = repro_cell(parse_pins(args[:2], None), config)
     assert (again.id, again.requirements) == (cell.id, cell.requirements)
+
+
+def test_a_repro_cell_installs_from_the_axes_own_indexes_and_writes_them_without_credentials(
+    tmp_path: Path,
+) -> None:
+    from compat.followup.repro import parse_pins, repro_cell
+    from compat.plan.config import load_config
+    from compat.plan.index_config import shown
+    from compat.plan.matrix import expand
+
+    nightly = "https://bob:s3cret@nightly.example/simple"
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.compat.onnx]\nversions = ["1.18.0"]\npair = "1.24.4"\n'
+        f'[tool.compat.onnxruntime]\nversions = ["1.24.4"]\npair = "1.18.0"\n'
+        f'extra-index-url = "{nightly}"\n'
+    )
+    config = load_config(tmp_path / "pyproject.toml")
+    (cell,) = expand(config, ("1.18.0",), ("1.24.4",), True).cells
+    again = repro_cell(parse_pins(["onnx==1.18.0", "onnxruntime==1.24.4"], None), config)
+    assert again.requirements == cell.requirements
+    assert again.requirements.extra_index_urls == (nightly,)
+    lines = again.requirements.index_lines(shown)
+    assert lines == ["--extra-index-url https://nightly.example/simple"]

@@ -12,7 +12,7 @@ spelling is written and read, so stored reports load as they always did.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -97,6 +97,13 @@ class InstallRequest:
         out += [f"{_INDEX}{self.index_url}"] if self.index_url else []
         out += [f"{_EXTRA_INDEX}{url}" for url in self.extra_index_urls]
         return out
+
+    def index_lines(self, url: Callable[[str], str] = str) -> list[str]:
+        """Its indexes as a requirements file names them (pip and uv read the same
+        options there), each URL written as `url` gives it (without credentials, for a
+        repro folder that travels with a bug report)."""
+        lines = [f"{_INDEX}{url(self.index_url)}"] if self.index_url else []
+        return lines + [f"{_EXTRA_INDEX}{url(extra)}" for extra in self.extra_index_urls]
 
     def shown(self) -> str:
         """One line for the plan and the terminal: the stored strings, space-separated."""

@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -15,13 +15,13 @@ from compat import resources
 from compat.cell import ROOT
 from compat.cell.checks import BY_NAME
 from compat.core.errors import UsageError
-from compat.core.install import InstallRequest
 from compat.core.outcomes import CellRecord, CheckResult, Outcome
 from compat.core.printed import axis_python
 from compat.core.versions import exact_pin, parse_version
 from compat.corpus.discover import CaseFiles
 from compat.plan.config import Config
-from compat.plan.matrix import Cell, requirements
+from compat.plan.index_config import shown
+from compat.plan.matrix import Cell, indexes_of, requirements
 from compat.state.cellcode import FILES
 
 FAILING = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XFAIL})
@@ -132,7 +132,8 @@ def repro_cell(pins: Pins, config: Config, python: str = "", shown: bool = False
         onnx_dist=pins.onnx_dist,
         python=python,
     )
-    request = InstallRequest(reqs, project=config.project)
+    # from the indexes the matrix's cells install from (an axis's nightly index)
+    request = replace(indexes_of(config), pins=reqs, project=config.project)
     tag = hashlib.sha256(" ".join(pins.extra).encode()).hexdigest()[:8] if pins.extra else ""
     return Cell(
         onnx,
@@ -196,7 +197,9 @@ def write_script(
     if project:
         pins.append(".  # this project, built from the folder you run pip in")
     python = axis_python(cell)
-    (folder / "requirements.txt").write_text("\n".join([*python_note(cell), *pins]) + "\n")
+    indexes = cell.requirements.index_lines(shown)  # the axes' own indexes, as the cell had
+    lines = [*python_note(cell), *indexes, *pins]
+    (folder / "requirements.txt").write_text("\n".join(lines) + "\n")
     if "command" in spec:  # a command runs in the folder repro.py is run from
         spec["command"]["cwd"] = ""
     custom = {name: Path(c["file"]).read_bytes() for name, c in spec["custom_checks"].items()}
