@@ -215,3 +215,14 @@ def test_a_new_release_failing_one_case_is_the_issue_the_watch_posts(
     assert not [
         c for c in calls.read_text().splitlines() if c.startswith(("issue edit", "issue comment"))
     ]
+
+
+@pytest.mark.parametrize("flag", [["--new-releases"], ["--issue-body", "-"]])
+def test_new_releases_and_the_issue_body_need_a_baseline(
+    flag: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["matrix", *flag]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"onnx-compat: error: {flag[0]}: new since what? give --baseline (a reports folder, a "
+        f"matrix.json(.gz) file or git:REV), or drop {flag[0]}"
+    )

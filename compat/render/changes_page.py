@@ -75,7 +75,9 @@ def _item(
     what = md_code(change.case or ENVIRONMENT) + (
         f" · {md_text(change.check)}" * bool(change.check)
     )
-    lines = [f"- {what} on {md_code(change.cell)}: {_said(change)}"]
+    more = len(change.cells) - 1
+    also = f" and {more} more cell{'s' * (more != 1)}" if more else ""
+    lines = [f"- {what} on {md_code(change.cell)}{also}: {_said(change)}"]
     for said, link in upstream(change, cases):
         label = f"known upstream bug ({said})" if said else "known upstream bug"
         lines.append(f"    - {md_link(label, link)}")
@@ -109,7 +111,7 @@ def _moved(moved: Moved, cases: Mapping[str, CaseInfo], lost: bool) -> list[str]
     text = said if lost else f"now {moved.after.outcome.value}, was {said}"
     lines = [f"- {what}: {text}"]
     known = dict.fromkeys([result.known] if result.known else [])
-    probe = Change(Kind.NEW, moved.case, moved.check, "", ())
+    probe = Change(Kind.NEW, moved.case, moved.check, (), ())
     known.update(dict.fromkeys(link for _, link in upstream(probe, cases)))
     lines += [f"    - {md_link('known upstream bug', link)}" for link in known]
     return lines
@@ -134,7 +136,7 @@ def _range(diff: ReleaseDiff, cases: Mapping[str, CaseInfo]) -> list[str]:
 
 
 def _group(case: str, cases: Mapping[str, CaseInfo]) -> str:
-    return group_of(Change(Kind.NEW, case, "", "", ()), cases)
+    return group_of(Change(Kind.NEW, case, "", (), ()), cases)
 
 
 def _baseline(changes: Changes) -> str:

@@ -144,13 +144,13 @@ def write_issue_body(report: Report | None, path: Path | None) -> None:
 
     changes = changes_of(report) if report is not None else None
     body = render_changes_page(report) if report is not None and changes else None
-    if str(path) == "-":
-        changed = body and changes and changes.changes
-        print(body if changed else "nothing changed: no issue body\n", end="")
+    if not (body and changes and changes.changes):  # new releases alone are no change
+        if str(path) != "-":
+            path.unlink(missing_ok=True)
+        print(f"issue body: nothing changed, {path} not written", file=sys.stderr)
         return
-    if body and changes and changes.changes:
-        replace_text(path, body)
-        print(f"issue body: {path} ({changes.line()})", file=sys.stderr)
+    if str(path) == "-":  # the dry run: what the workflow would post
+        print(body, end="")
         return
-    path.unlink(missing_ok=True)
-    print(f"issue body: nothing changed, {path} not written", file=sys.stderr)
+    replace_text(path, body)
+    print(f"issue body: {path} ({changes.line()})", file=sys.stderr)
