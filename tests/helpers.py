@@ -193,3 +193,39 @@ def family_matrix(
     assert code == 0, unexpected[:5]
     assert sorted(c["id"] for c in report["cells"]) == sorted(f"onnx{o}-ort{r}" for o, r in pairs)
     return report
+
+
+#: The renderers' fixture matrix: the default matrix's releases when their golden files
+#: were made (fixed here, so a new release in pyproject.toml changes no snapshot).
+ONNX = (
+    "1.14.1",
+    "1.15.0",
+    "1.16.2",
+    "1.17.0",
+    "1.18.0",
+    "1.19.1",
+    "1.20.1",
+    "1.21.0",
+    "1.22.0",
+    "1.23.2",
+)
+ORT = (
+    "1.15.1",
+    "1.16.3",
+    "1.17.3",
+    "1.18.1",
+    "1.19.2",
+    "1.20.1",
+    "1.21.1",
+    "1.22.1",
+    "1.23.2",
+    "1.24.4",
+    "1.25.1",
+    "1.26.0",
+    "1.27.0",
+    "1.28.0",
+    "1.29.0",
+    "1.30.0",
+    "1.31.1",
+    "1.32.0",
+)

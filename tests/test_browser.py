@@ -34,7 +34,7 @@ from compat.core.squares import SQUARES
 from compat.core.vocabulary import ENTRIES, ON_DEMAND
 from compat.render.html import render_html
 from compat.render.scoreboard import render_scoreboard_html
-from tests.helpers import start_chromium
+from tests.helpers import ONNX, ORT, start_chromium
 from tests.test_report import ready, sample_report
 
 pytestmark = pytest.mark.browser
@@ -166,38 +166,6 @@ ORT_TABLE = [
 ]
 
 
-ONNX = (
-    "1.14.1",
-    "1.15.0",
-    "1.16.2",
-    "1.17.0",
-    "1.18.0",
-    "1.19.1",
-    "1.20.1",
-    "1.21.0",
-    "1.22.0",
-    "1.23.2",
-)
-ORT = (
-    "1.15.1",
-    "1.16.3",
-    "1.17.3",
-    "1.18.1",
-    "1.19.2",
-    "1.20.1",
-    "1.21.1",
-    "1.22.1",
-    "1.23.2",
-    "1.24.4",
-    "1.25.1",
-    "1.26.0",
-    "1.27.0",
-    "1.28.0",
-    "1.29.0",
-    "1.30.0",
-    "1.31.1",
-    "1.32.0",
-)
 LAST = "onnx1.23.2-ort1.32.0"
 
 

@@ -17,40 +17,9 @@ from compat.render.docs import render_docs
 from compat.render.docs_pages import MAX_COLUMNS, check_anchors, family_page, family_pages
 from compat.render.grid import Row, build_tables, verdict
 from compat.render.outputs import DOCS, Style, render_files
+from tests.helpers import ONNX, ORT
 from tests.test_report import check_golden, sample_report
 
-ONNX = (
-    "1.14.1",
-    "1.15.0",
-    "1.16.2",
-    "1.17.0",
-    "1.18.0",
-    "1.19.1",
-    "1.20.1",
-    "1.21.0",
-    "1.22.0",
-    "1.23.2",
-)
-ORT = (
-    "1.15.1",
-    "1.16.3",
-    "1.17.3",
-    "1.18.1",
-    "1.19.2",
-    "1.20.1",
-    "1.21.1",
-    "1.22.1",
-    "1.23.2",
-    "1.24.4",
-    "1.25.1",
-    "1.26.0",
-    "1.27.0",
-    "1.28.0",
-    "1.29.0",
-    "1.30.0",
-    "1.31.1",
-    "1.32.0",
-)
 CHECKS = {
     "checker": "onnx",
     "shape_inference": "onnx",

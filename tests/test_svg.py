@@ -28,31 +28,11 @@ from compat.render.outputs import RENDERERS, Style
 from compat.render.passrate import passrate_svg
 from compat.render.scoreboard import scoreboard_rows
 from compat.render.summary import summarize
-from tests.helpers import start_chromium
+from tests.helpers import ORT, start_chromium
 from tests.test_docs_pages import default_matrix
 from tests.test_report import sample_report
 
 SVG = "{http://www.w3.org/2000/svg}"
-ORT = (
-    "1.15.1",
-    "1.16.3",
-    "1.17.3",
-    "1.18.1",
-    "1.19.2",
-    "1.20.1",
-    "1.21.1",
-    "1.22.1",
-    "1.23.2",
-    "1.24.4",
-    "1.25.1",
-    "1.26.0",
-    "1.27.0",
-    "1.28.0",
-    "1.29.0",
-    "1.30.0",
-    "1.31.1",
-    "1.32.0",
-)
 
 
 #: (family, check, cell) -> what its first case did instead: every state a square can take.

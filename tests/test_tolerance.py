@@ -147,7 +147,8 @@ def test_tool_compat_sets_every_models_tolerance(tmp_path: Path) -> None:
         ),
         (
             "[tolerance]\natol = 1\n",
-            "compat.toml: tolerance = {'atol': 1}: expected an array of tables: write [[tolerance]]",
+            "compat.toml: tolerance = {'atol': 1}: "
+            "expected an array of tables: write [[tolerance]]",
         ),
     ],
 )
