@@ -97,10 +97,16 @@ def nothing_new(source: Source, followed: dict[str, object], weekly: bool) -> st
         for package, spec in followed.items()
         if isinstance(spec, dict)
     ]
-    what = ", ".join(ranges) or "no axis follows the package index"
     preview = " and onnx-weekly's newest build" if weekly else ""
+    if not ranges and not weekly:
+        return (
+            f"no new release since {source.label}: no axis follows the package index (its "
+            "versions are listed), so there is none to look for; give an axis a range, like "
+            '[tool.compat.onnxruntime] versions = ">=1.20", or run --new-releases weekly'
+        )
+    what = f" ({', '.join(ranges)})" if ranges else ""
     return (
-        f"no new release since {source.label}: the package index's releases ({what}){preview} "
+        f"no new release since {source.label}: the package index's releases{what}{preview} "
         "are all in the baseline; nothing to run"
     )
 
