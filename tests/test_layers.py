@@ -168,3 +168,17 @@ def test_modules_and_functions_stay_small(path: Path) -> None:
         and node.end_lineno - node.lineno + 1 > FUNCTION_LINES
     ]
     assert not long, f"{path.relative_to(ROOT)}: {', '.join(long)} over {FUNCTION_LINES} lines"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_line_holds_one_assignment(path: Path) -> None:
+    """`a, b = x, y` packs two statements into one line the formatter cannot lay out:
+    one assignment a line (unpacking a call's tuple is one assignment, and stays)."""
+    packed = [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Tuple)
+        and isinstance(node.value, ast.Tuple)
+    ]
+    assert not packed, f"{path.relative_to(ROOT)}: {'; '.join(packed)}"

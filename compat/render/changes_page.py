@@ -53,7 +53,8 @@ def upstream(change: Change, cases: Mapping[str, CaseInfo]) -> list[tuple[str, s
     for bug in info.known if info is not None else ():
         checks = bug.get("checks") or ()
         if (not checks or change.check in checks) and bug.get("link"):
-            package, versions = bug.get("package", ""), bug.get("versions", "")
+            package = bug.get("package", "")
+            versions = bug.get("versions", "")
             found.setdefault(str(bug["link"]), f"{package} {versions}".strip())
     return [(said, link) for link, said in found.items()]
 

@@ -94,9 +94,11 @@ def release_diff(report: Report, release: str, new: tuple[str, ...]) -> ReleaseD
     previous = max(older, key=lambda i: _version(cells[i].version(package)))
     before = {(r.case, r.check): r for r in report.results if r.cell == previous}
     after = {(r.case, r.check): r for r in report.results if r.cell == mine}
-    lost, gained = [], []
+    lost = []
+    gained = []
     for key in sorted(before.keys() & after.keys()):
-        was, now = before[key], after[key]
+        was = before[key]
+        now = after[key]
         if was.outcome in WORKS and now.outcome in BROKEN:
             lost.append(Moved(*key, was, now))
         elif was.outcome in BROKEN and now.outcome in WORKS:

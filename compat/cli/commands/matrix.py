@@ -144,7 +144,8 @@ def run(request: MatrixRequest) -> int:
     from compat.workflow.project import prepare_project
     from compat.workflow.settings import settings_of
 
-    out, shard = common.run.out or Path("reports"), common.plan.shard
+    out = common.run.out or Path("reports")
+    shard = common.plan.shard
     settings = settings_of(common, config)
     prepare_project(common, config)  # a project that cannot be built: one line, no cell run
     shutil.rmtree(out / "logs", ignore_errors=True)  # an earlier run's logs mislead
@@ -222,7 +223,8 @@ def dropin_scan(
     from compat.corpus.scan import BUDGET, scan_model
 
     scanned: dict[str, list[dict[str, object]]] = {}
-    detecting, seconds = common.corpus.corpus, budget or BUDGET
+    detecting = common.corpus.corpus
+    seconds = budget or BUDGET
     for case in models:
         try:
             runs = [case.inputs, *case.extra_runs]  # the run's own inputs bind its dims
