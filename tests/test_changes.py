@@ -48,6 +48,22 @@ def test_a_message_that_differs_is_one_change_with_both() -> None:
     assert changes.line() == "since v1.4.0: 0 new failures, 0 fixed, 1 changed"
 
 
+def test_an_address_a_temporary_path_or_a_duration_is_no_change() -> None:
+    said = [
+        ("<Node at 0x7f3a2c1d9e80> failed in 2.31s", "<Node at 0x7f11aa00bc40> failed in 1.9s"),
+        ("no such file /tmp/pytest-of-ci/pytest-3/x.onnx", "no such file /tmp/tmpq8z1/x.onnx"),
+        ("ran past the 30 s timeout", "ran past the 45 s timeout"),
+    ]
+    for one, two in said:
+        before = report([A], {(A.id, "checker"): (Outcome.FAIL, one)})
+        after = report([A], {(A.id, "checker"): (Outcome.FAIL, two)})
+        assert compare(before, after, SOURCE).changes == (), (one, two)
+    # the words around them still count
+    before = report([A], {(A.id, "checker"): (Outcome.FAIL, "3 values differ in 2.0s")})
+    after = report([A], {(A.id, "checker"): (Outcome.FAIL, "4 values differ in 2.0s")})
+    assert [c.kind for c in compare(before, after, SOURCE).changes] == [Kind.CHANGED]
+
+
 def test_new_failures_and_fixes_are_told_apart_and_only_the_new_ones_gate() -> None:
     before = report([A], {(A.id, "checker"): (Outcome.FAIL, "old")})
     after = report([A], {(A.id, "ort_run"): (Outcome.ERROR, "new")})

@@ -16,8 +16,8 @@ scheduled watch of new releases):
 - `changes_of(report) -> Changes | None`: the comparison a report carries.
 
 A result in both runs is a `NEW_FAILURE` (unexpected now, not in the baseline),
-`FIXED` (the other way), `CHANGED` (unexpected in both, its message differs) or no
-change. A result on one side only is no change of the code but of the plan: it is
+`FIXED` (the other way), `CHANGED` (unexpected in both, its message differs by more
+than an address, a temporary path or a duration) or no change. A result on one side only is no change of the code but of the plan: it is
 counted (`new_results`, `gone_results`), and listed only when it is unexpected, as `NEW`
 (attributed to the new release it runs on, if any: `release`) or `GONE`. A broken cell
 is a result of its own (case and check ""). `Changes.gated` is what `--fail-on new`
@@ -29,6 +29,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,6 +41,14 @@ from compat.core.report import Report
 Versions = tuple[tuple[str, str], ...]
 #: what a result is matched by: (case, check, the versions it exercises)
 Key = tuple[str, str, Versions]
+
+#: What differs between two runs of the same code and says nothing of it: an object's
+#: address, a temporary folder's random name, a duration. A message is compared without.
+_VOLATILE = re.compile(
+    r"\b0x[0-9a-fA-F]{6,}\b"
+    r"|/tmp/[^\s:'\"]*"
+    r"|\b\d+(?:\.\d+)?\s?(?:s|ms|seconds)\b"
+)
 
 #: The axes' own packages: a cell's release of them is read from the record, not its pins.
 _AXIS_PACKAGES = ("onnx", "onnxruntime", "onnx-weekly")
@@ -238,6 +247,10 @@ def _said(item: CheckResult | CellRecord) -> str:
     return item.summary.replace("\n", " ")
 
 
+def _steady(said: str) -> str:
+    return _VOLATILE.sub("…", said)
+
+
 def releases(report: Report) -> list[str]:
     """Every release on the report's axes, as `package version`, in axis order."""
     cells = {c.id: c for c in report.cells}
@@ -279,7 +292,7 @@ def compare(baseline: Report, report: Report, source: Source) -> Changes:
             else Kind.FIXED
             if was and not is_
             else Kind.CHANGED
-            if is_ and _said(held[0]) != _said(item)
+            if is_ and _steady(_said(held[0])) != _steady(_said(item))
             else None
         )
         if kind is not None:
