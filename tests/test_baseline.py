@@ -246,3 +246,61 @@ def test_matrix_help_shows_the_reference_page_s_option_groups(
     cells = text.split("\nWhich cells:\n", 1)[1].split("\n\n", 1)[0]
     assert "--onnx" in cells and "--shard" in cells and "--jobs" not in cells
     assert "--fail-on" in text.split("\nCompared with a baseline:\n", 1)[1]
+
+
+SUITE = """
+def test_known():
+    assert {known}, "a failure the project lives with"
+
+def test_a():
+    assert {a}, "test_a broke"
+{more}
+"""
+
+
+@pytest.mark.envs
+def test_a_test_command_is_compared_by_its_failing_tests(
+    tmp_path: Path, shared_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A suite that fails on both sides: one more failing test is a new failure that
+    `--fail-on new` gates, one test added that passes is no change (only its summary's
+    counts moved), and a test that no longer fails is a fix, each naming the tests."""
+    from tests.test_usercommand import project_with_tests
+
+    def run_project(project: Path, state: Path, *args: str) -> tuple[int, dict[str, Any]]:
+        out = Path(args[args.index("--out") + 1])
+        code = matrix(project / "pyproject.toml", state, out, *args)
+        return code, json.loads((out / "matrix.json").read_text())
+
+    compat = 'requires = ["pytest"]\nrun = ["tests=python -m pytest -q tests -p no:cacheprovider"]'
+    suite = SUITE.format(known=False, a=True, more="")
+    project = project_with_tests(tmp_path, compat, suite)
+    tests = project / "tests" / "test_suite.py"
+    first = tmp_path / "first"
+    code, report = run_project(project, shared_state, "--out", str(first))
+    (result,) = report["results"]
+    assert (code, result["failing"]) == (1, ["tests/test_suite.py::test_known"])
+    # a passing test more: "1 failed, 2 passed" where it said "1 failed, 1 passed"
+    tests.write_text(SUITE.format(known=False, a=True, more="def test_b():\n    pass\n"))
+    second = tmp_path / "second"
+    argv = ["--out", str(second), "--baseline", str(first), "--fail-on", "new"]
+    code, report = run_project(project, shared_state, *argv)
+    assert code == 0 and report["run"]["changes"]["changes"] == []
+    assert "1 failed, 2 passed" in report["results"][0]["detail"]
+    # test_a breaks: one more failing test, a new failure though the command failed before
+    tests.write_text(SUITE.format(known=False, a=False, more=""))
+    third = tmp_path / "third"
+    argv = ["--out", str(third), "--baseline", str(first), "--fail-on", "new"]
+    capsys.readouterr()
+    code, report = run_project(project, shared_state, *argv)
+    (change,) = report["run"]["changes"]["changes"]
+    assert (code, change["kind"]) == (1, "new-failure")
+    assert change["after"].startswith("newly failing: tests/test_suite.py::test_a; fail@")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("since ")
+    # and fixed again, against that run: a fix naming it, nothing new
+    tests.write_text(SUITE.format(known=False, a=True, more=""))
+    argv = ["--out", str(tmp_path / "fourth"), "--baseline", str(third), "--fail-on", "new"]
+    code, report = run_project(project, shared_state, *argv)
+    (change,) = report["run"]["changes"]["changes"]
+    assert (code, change["kind"]) == (0, "fixed")
+    assert change["after"].startswith("no longer failing: tests/test_suite.py::test_a;")

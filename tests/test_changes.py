@@ -64,6 +64,38 @@ def test_an_address_a_temporary_path_or_a_duration_is_no_change() -> None:
     assert [c.kind for c in compare(before, after, SOURCE).changes] == [Kind.CHANGED]
 
 
+def test_a_failing_suite_is_compared_by_its_failing_tests() -> None:
+    def suite(*failing: str, passed: int = 1) -> Report:
+        result = CheckResult(
+            A.id,
+            "c",
+            "checker",
+            Outcome.FAIL,
+            f"{len(failing)} failed, {passed} passed",
+            failing=failing,
+        )
+        return Report((A,), (CaseInfo("c", "f", "", "00", CHECKS),), (result,), {"onnx": (A.id,)})
+
+    same = compare(suite("t::a"), suite("t::a", passed=2), SOURCE)
+    assert same.changes == ()  # a passing test more moved only the counts
+    more = compare(suite("t::a"), suite("t::a", "t::b"), SOURCE)
+    assert [(c.kind, c.after) for c in more.changes] == [
+        (Kind.NEW_FAILURE, "newly failing: t::b; fail: 2 failed, 1 passed")
+    ]
+    assert more.gated == list(more.changes)
+    fewer = compare(suite("t::a", "t::b"), suite("t::b"), SOURCE)
+    assert [(c.kind, c.after) for c in fewer.changes] == [
+        (Kind.FIXED, "no longer failing: t::a; fail: 1 failed, 1 passed")
+    ]
+    many = compare(suite("t::a"), suite("t::a", *(f"t::n{i}" for i in range(7))), SOURCE)
+    assert many.changes[0].after.startswith(
+        "newly failing: t::n0, t::n1, t::n2, t::n3, t::n4 (+2 more)"
+    )
+    # a run whose runner named no test (it crashed in collection): by its message
+    crashed = compare(suite(), suite("t::a"), SOURCE)
+    assert [c.kind for c in crashed.changes] == [Kind.CHANGED]
+
+
 def test_new_failures_and_fixes_are_told_apart_and_only_the_new_ones_gate() -> None:
     before = report([A], {(A.id, "checker"): (Outcome.FAIL, "old")})
     after = report([A], {(A.id, "ort_run"): (Outcome.ERROR, "new")})

@@ -51,7 +51,18 @@ def samples() -> dict[str, dict[str, Any]]:
         "f.v", "f", "a case", "0" * 64, {"checker": "onnx"}, ({"package": "onnx"},), ("tag",)
     )
     result = CheckResult(
-        cell.id, case.id, "checker", Outcome.PASS, "ok", "load", 0.1, "", "", "", "logs/x.log"
+        cell.id,
+        case.id,
+        "checker",
+        Outcome.PASS,
+        "ok",
+        "load",
+        0.1,
+        "",
+        "",
+        "",
+        "logs/x.log",
+        ("tests/test_x.py::test_a",),
     )
     report = Report((cell,), (case,), (result,), {"onnx": (cell.id,)}, {"f": "a family"})
     return {

@@ -69,6 +69,9 @@ MATRIX_JSON: dict[str, dict[str, str]] = {
         "origin": '`""`: computed in this cell; another cell\'s id: shared from it (same '
         "versions of what the check depends on); `cache`: an earlier run's",
         "log": "a command's whole output, relative to the report directory (commands only)",
+        "failing": "a test command's failing tests as its runner named them (pytest node "
+        "ids, unittest names); a baseline compares a suite failing on both sides by them "
+        "(commands only, when any)",
     },
     "run": {
         "started": "when the run started (ISO 8601)",

@@ -17,8 +17,10 @@ scheduled watch of new releases):
 
 A result in both runs is a `NEW_FAILURE` (unexpected now, not in the baseline),
 `FIXED` (the other way), `CHANGED` (unexpected in both, its message differs by more
-than an address, a temporary path or a duration) or no change. A result on one side only is no change of the code but of the plan: it is
-counted (`new_results`, `gone_results`), and listed only when it is unexpected, as `NEW`
+than an address, a temporary path or a duration) or no change; a test command failing
+in both is compared by the tests its runner named (compat/core/result_diff.py). A
+result on one side only is no change of the code but of the plan: it is counted
+(`new_results`, `gone_results`), and listed only when it is unexpected, as `NEW`
 (attributed to the new release it runs on, if any: `release`) or `GONE`. A broken cell
 is a result of its own (case and check ""). `Changes.gated` is what `--fail-on new`
 fails on: every result unexpected now and not unexpected in the baseline.
@@ -29,26 +31,18 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from compat.core.outcomes import CellRecord, CellState, CheckResult
 from compat.core.report import Report
+from compat.core.result_diff import few, said, steady, tests_moved
 
 #: (package or "python", release) pairs, sorted: the versions a result depends on
 Versions = tuple[tuple[str, str], ...]
 #: what a result is matched by: (case, check, the versions it exercises)
 Key = tuple[str, str, Versions]
-
-#: What differs between two runs of the same code and says nothing of it: an object's
-#: address, a temporary folder's random name, a duration. A message is compared without.
-_VOLATILE = re.compile(
-    r"\b0x[0-9a-fA-F]{6,}\b"
-    r"|/tmp/[^\s:'\"]*"
-    r"|\b\d+(?:\.\d+)?\s?(?:s|ms|seconds)\b"
-)
 
 #: The axes' own packages: a cell's release of them is read from the record, not its pins.
 _AXIS_PACKAGES = ("onnx", "onnxruntime", "onnx-weekly")
@@ -241,14 +235,19 @@ def _unexpected(item: CheckResult | CellRecord) -> bool:
     return item.outcome.unexpected
 
 
-def _said(item: CheckResult | CellRecord) -> str:
-    if isinstance(item, CellRecord):
-        return f"{item.state.value}: {item.summary}"
-    return item.summary.replace("\n", " ")
-
-
-def _steady(said: str) -> str:
-    return _VOLATILE.sub("…", said)
+def _by_tests(
+    added: list[str],
+    removed: list[str],
+    before: CheckResult | CellRecord,
+    now: CheckResult | CellRecord,
+) -> tuple[Kind, str, str] | None:
+    """One more failing test is a new failure, one less (and none more) a fix; the same
+    tests failing is no change, whatever else the runner's summary counts."""
+    if added:
+        return Kind.NEW_FAILURE, said(before), f"newly failing: {few(added)}; {said(now)}"
+    if removed:
+        return Kind.FIXED, said(before), f"no longer failing: {few(removed)}; {said(now)}"
+    return None
 
 
 def releases(report: Report) -> list[str]:
@@ -282,24 +281,30 @@ def compare(baseline: Report, report: Report, source: Source) -> Changes:
         if held is None:
             if _unexpected(item):
                 release = _release(versions, new)
-                changes.append(Change(Kind.NEW, *key[:2], cell, versions, "", _said(item), release))
+                changes.append(Change(Kind.NEW, *key[:2], cell, versions, "", said(item), release))
             continue
         was = _unexpected(held[0])
         is_ = _unexpected(item)
+        moved = tests_moved(held[0], item) if was and is_ else None
+        if moved is not None:  # a test command failing on both sides: by its tests
+            change = _by_tests(*moved, held[0], item)
+            if change is not None:
+                changes.append(Change(change[0], case, check, cell, versions, *change[1:]))
+            continue
         kind = (
             Kind.NEW_FAILURE
             if is_ and not was
             else Kind.FIXED
             if was and not is_
             else Kind.CHANGED
-            if is_ and _steady(_said(held[0])) != _steady(_said(item))
+            if is_ and steady(said(held[0])) != steady(said(item))
             else None
         )
         if kind is not None:
-            changes.append(Change(kind, case, check, cell, versions, _said(held[0]), _said(item)))
+            changes.append(Change(kind, case, check, cell, versions, said(held[0]), said(item)))
     for key, (item, cell) in before.items():
         if key not in now and _unexpected(item):
-            changes.append(Change(Kind.GONE, *key[:2], cell, key[2], _said(item), ""))
+            changes.append(Change(Kind.GONE, *key[:2], cell, key[2], said(item), ""))
     order = list(Kind)
     changes.sort(key=lambda c: (order.index(c.kind), c.case, c.check, c.versions))
     return Changes(

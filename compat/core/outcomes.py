@@ -58,6 +58,7 @@ class CellState(enum.StrEnum):
 
 class CheckResultDict(TypedDict):
     log: NotRequired[str]
+    failing: NotRequired[list[str]]
     cell: str
     case: str
     check: str
@@ -89,6 +90,9 @@ class CheckResult:
     origin: str = ""
     #: the file holding a command's whole output (`reports/logs/CELL/CASE.log`)
     log: str = ""
+    #: a command's failing tests as its runner named them (pytest's node ids, unittest's
+    #: names): what a baseline's comparison reads; empty when it named none
+    failing: tuple[str, ...] = ()
     #: a run of it crashed or was stopped at its time (a crash, a timeout, a flaky result
     #: with either among its runs, a slow runner's skip): never remembered, computed again
     #: next time; not written to reports
@@ -109,6 +113,8 @@ class CheckResult:
         }
         if self.log:  # only commands have one: every other result stays as it was
             data["log"] = self.log
+        if self.failing:
+            data["failing"] = list(self.failing)
         return data
 
     @classmethod
@@ -125,6 +131,7 @@ class CheckResult:
             traceback=data.get("traceback", ""),
             origin=data.get("origin", ""),
             log=data.get("log", ""),
+            failing=_listed(data.get("failing", ())),
         )
 
     @property
@@ -206,3 +213,9 @@ class CellRecord:
             limits=tuple(data.get("limits", ())),
             installed=dict(data.get("installed", {})),
         )
+
+
+def _listed(value: Any) -> Any:
+    """A stored list as the tuple its field holds; anything else as it is, for the
+    report's type check to name (compat/core/report.py)."""
+    return tuple(value) if isinstance(value, list) else value

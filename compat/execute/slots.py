@@ -123,6 +123,7 @@ class Ledger:
                     traceback=raw.get("traceback", "") if self.settings.tracebacks else "",
                     origin=origin,
                     log=self._relative(log) if log and log.is_file() else "",
+                    failing=tuple(raw.get("failing") or ()),
                     retry=any(r.get("retry") for r in records),
                 ),
                 case,
