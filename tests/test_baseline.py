@@ -304,3 +304,31 @@ def test_a_test_command_is_compared_by_its_failing_tests(
     (change,) = report["run"]["changes"]["changes"]
     assert (code, change["kind"]) == (0, "fixed")
     assert change["after"].startswith("no longer failing: tests/test_suite.py::test_a;")
+
+
+@pytest.mark.envs
+def test_committing_a_baseline_runs_no_command_again(
+    tmp_path: Path, shared_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The results a user commits for `--baseline git:REV` (docs/matrix.json.gz) are
+    onnx-compat's own output, not the project: writing them changes no command's result,
+    so the next run serves every command from the last; any other file still counts."""
+    import gzip
+
+    from tests.test_usercommand import project_with_tests
+
+    compat = 'requires = ["pytest"]\nrun = ["tests=python -m pytest -q tests -p no:cacheprovider"]'
+    project = project_with_tests(tmp_path, compat, "def test_ok():\n    pass\n")
+    config = project / "pyproject.toml"
+    out = project / "reports"
+    assert matrix(config, shared_state, out) == 0
+    (project / "docs").mkdir()
+    (project / "docs" / "matrix.json.gz").write_bytes(
+        gzip.compress((out / "matrix.json").read_bytes(), mtime=0)
+    )
+    capsys.readouterr()
+    assert matrix(config, shared_state, out) == 0
+    assert "(0 computed, 0 shared between cells, 1 from earlier runs)" in capsys.readouterr().out
+    (project / "docs" / "notes.md").write_text("the project's own file\n")
+    assert matrix(config, shared_state, out) == 0
+    assert "(1 computed" in capsys.readouterr().out

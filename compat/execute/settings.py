@@ -38,6 +38,9 @@ class Settings:
     #: where each cell's copy of the project's tree is kept, `TREES/PROJECT/CELL/CASE`,
     #: the folder a command runs in (None: the project's own folder)
     trees_dir: Path | None = None
+    #: the files of the project's tree onnx-compat itself writes there: the committed
+    #: results a baseline reads, left out of the tree like the report directory
+    written: tuple[Path, ...] = ()
 
     def task(self, job: Job) -> Task:
         """The worker's task for a job, with its time: a model's grows with its size (see
@@ -73,8 +76,9 @@ class Settings:
     @property
     def outputs(self) -> tuple[Path, ...]:
         """What a run writes, left out of the project's tree when it is inside it: the
-        state directory and the report directory."""
-        return (self.envs_dir.parent, *((self.logs_dir.parent,) if self.logs_dir else ()))
+        state directory, the report directory and the committed results."""
+        logs = (self.logs_dir.parent,) if self.logs_dir else ()
+        return (self.envs_dir.parent, *logs, *self.written)
 
     def interpreter(self, cell: Cell) -> str:
         """The interpreter a cell's environment is made from: its Python's (found by

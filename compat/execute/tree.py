@@ -36,12 +36,13 @@ KEPT = frozenset({".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache", 
 
 def files_of(root: Path, leave: Iterable[Path] = ()) -> list[str]:
     """The project's tree (`tree_files`) without what a run writes inside it (`leave`:
-    the state directory, the report directory, when they are under `root`)."""
+    the state directory, the report directory, the committed results, when they are
+    under `root`)."""
     inside = []
-    for folder in leave:
+    for path in leave:
         with contextlib.suppress(ValueError):
-            inside.append(folder.resolve().relative_to(root.resolve()).as_posix() + "/")
-    return [n for n in tree_files(root) if not any(n.startswith(p) for p in inside)]
+            inside.append(path.resolve().relative_to(root.resolve()).as_posix())
+    return [n for n in tree_files(root) if not any(n == p or n.startswith(p + "/") for p in inside)]
 
 
 def context(root: Path, leave: Iterable[Path] = ()) -> str:

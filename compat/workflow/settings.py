@@ -4,9 +4,11 @@ config's defaults, under the state directory."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from compat.execute.run import Settings
 from compat.plan.config import Config
+from compat.workflow.baseline import COMMITTED
 from compat.workflow.request import Request
 
 
@@ -44,4 +46,16 @@ def settings_of(request: Request, config: Config) -> Settings:
         memory=memory_limit(asked.memory, asked.jobs),
         logs_dir=asked.out.resolve() / "logs" if asked.out else None,
         trees_dir=state / "trees",
+        written=committed(config),
     )
+
+
+def committed(config: Config) -> tuple[Path, ...]:
+    """The results onnx-compat's users commit into the project (the docs' stored runs,
+    else docs/matrix.json.gz, where `--baseline git:REV` reads them): a new baseline
+    committed changes no command's result, so it runs none again."""
+    if config.docs is None:
+        return (config.source.parent / COMMITTED,) if config.source else ()
+    docs = config.docs
+    stored = (docs.results, docs.scoreboard, docs.writer_reader, docs.pythons)
+    return tuple(path for path in stored if path is not None)
