@@ -767,3 +767,161 @@ def test_the_changes_since_the_baseline_come_first_and_the_page_filters_on_them(
     plain = open_page(window, now, tmp_path)
     assert not plain.find_element("id", "changes").is_displayed()
     assert not plain.find_element("id", "change-filter").is_displayed()
+
+
+def since_baseline(given: str = "git:v1.4.0") -> Report:
+    """sample_report against a baseline where the crash passed (a new failure), a result
+    failed that passes now (fixed) and the broken cell said something else (changed)."""
+    from compat.core.changes import Source, attach, compare
+
+    now = sample_report()
+    crashed = ("pads.tensor", "ort_run", Outcome.CRASH)
+    fixed = ("onnx1.18.0-ort1.24.4", "pads.value_ints", "ort_run")
+    earlier = replace(
+        now,
+        cells=tuple(
+            replace(c, detail="onnxruntime==1.14.1 has no wheel for cp311") if c.detail else c
+            for c in now.cells
+        ),
+        results=tuple(
+            replace(r, outcome=Outcome.PASS, detail="")
+            if (r.case, r.check, r.outcome) == crashed
+            else replace(r, outcome=Outcome.FAIL, detail="ValueError: outputs differ")
+            if (r.cell, r.case, r.check) == fixed
+            else r
+            for r in now.results
+        ),
+    )
+    return attach(now, compare(earlier, now, Source(given, "v1.4.0", "commit 0a1b")))
+
+
+def test_the_box_of_changes_lists_new_failures_first_as_the_terminal_does(
+    window: Any, tmp_path: Path
+) -> None:
+    from compat.core.changes import HEADINGS
+    from compat.render.changes import render_changes
+
+    report = since_baseline()
+    box = open_page(window, report, tmp_path).find_element("id", "changes")
+    headings = [h.text.split(" (")[0] for h in box.find_elements("tag name", "h3")]
+    terminal = [
+        line.split(" (")[0]
+        for line in render_changes(report).splitlines()
+        if line.split(" (")[0] in HEADINGS.values()
+    ]
+    assert headings == terminal == ["new failures", "fixed", "changed messages"]
+    # the change filter offers them in the same order
+    options = [o.text for o in box.parent.find_elements("css selector", "#change option")]
+    assert options[2:] == headings
+    assert not severe(window)
+
+
+def title_extents(browser: Any) -> list[list[tuple[str, float, float, float, float]]]:
+    """Each row of the summary's group titles (Python, axis): every title's text, where
+    its text starts and ends on screen and where its box does."""
+    return [
+        [tuple(x) for x in row]
+        for row in browser.execute_script(
+            "return [...document.querySelectorAll('#squares thead tr')].map((tr) =>"
+            "  [...tr.querySelectorAll('th.axis')].filter((th) => !th.hidden).map((th) => {"
+            "    const range = document.createRange(); range.selectNodeContents(th);"
+            "    const text = range.getBoundingClientRect(), box = th.getBoundingClientRect();"
+            "    return [th.textContent, text.left, text.right, box.left, box.right]; }))"
+            ".filter((row) => row.length);"
+        )
+    ]
+
+
+def narrowed(report: Report, columns: int, keep: str = "") -> Report:
+    """The report with `columns` releases on each axis (axes starting with `keep`)."""
+    axes = {k: v[:columns] for k, v in report.axes.items() if k.startswith(keep)}
+    ids = {i for v in axes.values() for i in v}
+    return replace(
+        report,
+        axes=axes,
+        cells=tuple(c for c in report.cells if c.id in ids),
+        results=tuple(r for r in report.results if r.cell in ids),
+    )
+
+
+def test_no_group_title_of_a_run_of_several_pythons_overlaps_another(
+    window: Any, tmp_path: Path
+) -> None:
+    several = read_json(Path(__file__).parent / "data" / "pythons" / "matrix.json")
+    for name, report in [
+        ("one-onnx", narrowed(several, 1, keep="onnx@")),  # a Python group of one cell
+        ("one-each", narrowed(several, 1)),  # onnx and ort of one cell each
+        ("two-each", several),
+    ]:
+        open_page(window, report, tmp_path)
+        rows = title_extents(window)
+        assert len(rows) == 2, name  # Pythons, then axes
+        for row in rows:
+            assert len(row) in (2, 4), (name, row)
+            for text, start, end, left, right in row:
+                assert left - 0.5 <= start and end <= right + 0.5, (name, text)  # not clipped
+            for (a, _, a_end, _, _), (b, b_start, _, _, _) in itertools.pairwise(row):
+                assert a_end <= b_start, (name, a, b)  # no title runs into the next one
+        artifact(window, tmp_path, f"pythons-{name}.png")
+    assert not severe(window)
+
+
+def test_a_new_failure_is_marked_in_the_strip_and_the_grid_with_its_legend(
+    window: Any, tmp_path: Path
+) -> None:
+    marked = (
+        "[...document.querySelectorAll(arguments[0])]"
+        ".filter((e) => getComputedStyle(e).outlineStyle !== 'none')"
+        ".map((e) => e.title)"
+    )
+    browser = open_page(window, since_baseline(), tmp_path)
+    squares = browser.execute_script("return " + marked, "#squares td a")
+    assert squares == ["pads · ort 1.17.3: unexpected (1 pass, 1 crash, 2 skip) · new since v1.4.0"]
+    grid = browser.execute_script("return " + marked, "#tables td.o")
+    assert grid == ["1.17.3: crash · new since v1.4.0"]
+    for legend in ("states", "legend"):
+        assert browser.find_element("id", legend).text.splitlines()[-1] == "new since v1.4.0"
+    artifact(browser, tmp_path, "new-failure-marked.png")
+    # without a new failure (the same run as its own baseline) no mark and no legend entry
+    from compat.core.changes import Source, attach, compare
+
+    plain = sample_report()
+    same = attach(plain, compare(plain, plain, Source("git:v1.4.0", "v1.4.0")))
+    for report in (same, plain):
+        browser = open_page(window, report, tmp_path)
+        assert browser.execute_script("return " + marked, "#squares td a, #tables td.o") == []
+        assert "new since" not in browser.find_element("id", "summary").text
+        assert "new since" not in browser.find_element("id", "legend").text
+    assert not severe(window)
+
+
+def test_at_700_px_the_baseline_wraps_and_the_headline_counts_in_words(
+    browser: Any, tmp_path: Path
+) -> None:
+    from compat.core.changes import Source, attach, compare
+
+    wide = wide_report()  # wider than 700 px: the page scrolls sideways to its last release
+    earlier = replace(wide, results=tuple(replace(r, outcome=Outcome.PASS) for r in wide.results))
+    given = "reports/" + "/".join(["a-long-folder-of-earlier-results"] * 4) + "/matrix.json"
+    report = attach(wide, compare(earlier, wide, Source(given, "earlier", "sha256 " + "ab" * 32)))
+    browser.set_window_size(700, 900)
+    try:
+        open_page(browser, report, tmp_path)
+        client = browser.execute_script("return document.documentElement.clientWidth")
+        for line in browser.find_elements("css selector", "#changes h2, #changes p, #changes li"):
+            assert line.location["x"] + line.size["width"] <= client, line.text  # wraps
+        baseline = browser.find_element("css selector", "#changes p")
+        assert given in baseline.text and baseline.size["height"] > 40
+        artifact(browser, tmp_path, "baseline-700.png")
+        browser.execute_script("window.scrollTo(document.documentElement.scrollWidth, 0)")
+        assert in_view(browser, baseline)  # scrolled to the last release, still readable
+        one_case = replace(
+            report,
+            cases=report.cases[:1],
+            results=tuple(r for r in report.results if r.case == report.cases[0].id),
+        )
+        headline = open_page(browser, one_case, tmp_path).find_element("id", "headline").text
+        assert "· 1 case ·" in headline, headline
+    finally:
+        browser.set_window_size(1400, 900)
+    assert not severe(browser)

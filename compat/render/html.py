@@ -21,6 +21,7 @@ from typing import Any
 
 from compat import resources
 from compat.core.axis_names import AXES, split_axis
+from compat.core.changes import HEADINGS, changes_of
 from compat.core.outcomes import CellState
 from compat.core.printed import repro_command
 from compat.core.report import Report
@@ -141,8 +142,20 @@ def page_data(report: Report) -> dict[str, Any]:
         "summary": summary_data(report, summary),
         "unexpected": unexpected_data(report, grid),
         "scoreboard": any(c.family == BACKEND_FAMILY for c in report.cases),
-        **({"changes": changed} if (changed := page_changes(report)) else {}),
+        **({"changes": changed} if (changed := changes_data(report)) else {}),
     }
+
+
+def changes_data(report: Report) -> dict[str, Any]:
+    """The page's `changes` (compat/render/changes.py) with its kinds as [kind, heading]
+    pairs in the order the terminal lists them (the page's JSON sorts a mapping's keys)
+    and the baseline's short name, for the marks of new failures; {} without."""
+    changed = page_changes(report)
+    changes = changes_of(report)
+    if not changed or changes is None:
+        return {}
+    headings = [[kind.value, heading] for kind, heading in HEADINGS.items()]
+    return {**changed, "headings": headings, "label": changes.source.label}
 
 
 def vocabulary_data(present: set[str] | None = None) -> dict[str, Any]:

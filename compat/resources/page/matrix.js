@@ -10,6 +10,11 @@ const FILTERS = [["python", "python"], ["family", "family"], ["release", "releas
  * `change` filter picks the rows (case · check) a change of the kind chosen is on. */
 const CHANGES = DATA.changes || null;
 const CHANGED = new Map();  // kind -> Set of "case\u0000check"
+/** Where the new failures are: "cell\u0000case\u0000check" of each ("cell\u0000\u0000" for
+ * a cell that broke), and "family\u0000cell" of each square that holds one ("\u0000cell":
+ * every family's). Marked in the strip and the grid, "new since" the baseline. */
+const NEW_RESULTS = new Set(), NEW_SQUARES = new Set();
+const NEW_SINCE = CHANGES ? "new since " + CHANGES.label : "";
 /** A run of several Pythons: [Python, its title naming the releases its axes hold the
  * other package at]; empty for a run of one (no Python filter then). */
 const PYTHONS = DATA.pythons || [];
@@ -51,12 +56,12 @@ function fillSelect(select, values) {
 function buildSummary() {
   const summary = DATA.summary, head = summary.headline;
   const outcomes = head.outcomes.map(([o, n]) => n.toLocaleString("en-US") + " " + o);
-  $("headline").textContent = head.cells + " environments"
+  $("headline").textContent = counted(head.cells, "environment")
     + (head.broken ? " (" + head.broken + " broken)" : "")
     + (head.nowheel ? " (" + head.nowheel + " n/a: no wheel for their Python)" : "")
     + (PYTHONS.length ? " on Python " + PYTHONS.map(([p]) => p).join(", ") : "")
-    + " · " + head.cases + " cases · "
-    + head.results.toLocaleString("en-US") + " results" + (outcomes.length ? ": " : "")
+    + " · " + counted(head.cases, "case") + " · "
+    + counted(head.results, "result") + (outcomes.length ? ": " : "")
     + outcomes.join(" · ");
   const grid = $("squares");
   const axes = el("tr"), labels = el("tr");
@@ -70,7 +75,7 @@ function buildSummary() {
       const axis = VOCABULARY.axes[base];
       const name = axis && span < 6 ? axis.short : base;
       const th = el("th", {className: "axis" + start, colSpan: span, title: column.axis});
-      th.appendChild(el("span", {}, name));  // as wide as its releases, never wider
+      th.appendChild(el("span", {}, name));  // its releases at least as wide as it
       if (column.python) th.dataset.python = column.python;
       axes.appendChild(th);
     }
@@ -83,6 +88,7 @@ function buildSummary() {
   if (PYTHONS.length) thead.appendChild(pythonRow(summary.columns));
   thead.append(axes, labels);
   const body = el("tbody");
+  let marked = false;
   summary.families.forEach((family, fi) => {
     const tr = el("tr");
     tr.dataset.family = family;
@@ -97,10 +103,14 @@ function buildSummary() {
       const td = el("td", {className: start ? "start" : ""});
       td.dataset.release = release;
       if (column.python) td.dataset.python = column.python;
+      const fresh = NEW_SQUARES.has(family + "\u0000" + column.cell)
+        || NEW_SQUARES.has("\u0000" + column.cell);
+      marked ||= fresh;
       const link = el("a", {
         href: hashOf({python: column.python, family, release, outcome}),
-        className: CLASS["s:" + state],
-        title: family + " · " + column.title + ": " + state + (counts ? " (" + counts + ")" : ""),
+        className: CLASS["s:" + state] + (fresh ? " new" : ""),
+        title: family + " · " + column.title + ": " + state + (counts ? " (" + counts + ")" : "")
+          + (fresh ? " · " + NEW_SINCE : ""),
       }, number ? (number > 999 ? "1k+" : String(number)) : "");
       td.appendChild(link);
       tr.appendChild(td);
@@ -112,6 +122,7 @@ function buildSummary() {
     $("states").appendChild(el("span", {className: CLASS["s:" + state],
       title: VOCABULARY.squares[state].meaning}, state));
   }
+  newLegend("states", marked);
 }
 
 /** Over the axes of a run of several Pythons: each Python over its columns. */
@@ -184,7 +195,7 @@ function buildChanges() {
   const box = $("changes");
   box.hidden = false;
   box.append(el("h2", {}, CHANGES.line), el("p", {}, "baseline: " + CHANGES.baseline));
-  for (const [kind, heading] of Object.entries(CHANGES.headings)) {
+  for (const [kind, heading] of CHANGES.headings) {  // the terminal's order
     const items = CHANGES.items.filter((c) => c.kind === kind);
     if (!items.length) continue;
     CHANGED.set(kind, new Set(items.map((c) => c.case + "\u0000" + c.check)));
@@ -196,7 +207,30 @@ function buildChanges() {
   for (const [word, releases] of [["new", CHANGES.new_releases], ["gone", CHANGES.gone_releases]]) {
     if (releases.length) box.appendChild(el("p", {}, word + " releases: " + releases.join(", ")));
   }
-  fillSelect($("change"), [...CHANGED.keys()].map((k) => [k, CHANGES.headings[k]]));
+  const headings = new Map(CHANGES.headings);
+  fillSelect($("change"), [...CHANGED.keys()].map((k) => [k, headings.get(k)]));
+  markNewFailures(CHANGES.items.filter((c) => c.kind === "new-failure"));
+}
+
+function markNewFailures(items) {
+  const families = new Map();  // case -> its family
+  for (const table of DATA.tables) for (const row of table.rows) families.set(row.case, table.family);
+  for (const item of items) {
+    for (const cell of item.cells) {
+      NEW_RESULTS.add(cell + "\u0000" + item.case + "\u0000" + item.check);
+      NEW_SQUARES.add((item.case ? families.get(item.case) || "" : "") + "\u0000" + cell);
+    }
+  }
+}
+
+/** The legend's entry for the mark of a new failure, when `present`. */
+function newLegend(id, present) {
+  if (present) $(id).appendChild(el("span", {className: "new"}, NEW_SINCE));
+}
+
+/** `1 case`, `2 cases`, `1,204 results`. */
+function counted(number, word) {
+  return number.toLocaleString("en-US") + " " + word + (number === 1 ? "" : "s");
 }
 
 function changeOk(change, row) {
@@ -220,6 +254,7 @@ function buildControls() {
 
 function buildTables() {
   const main = $("tables");
+  let marked = false;
   DATA.tables.forEach((table, ti) => {
     const section = el("section");
     section.dataset.family = table.family;
@@ -246,8 +281,13 @@ function buildTables() {
       tr.appendChild(el("th", {title: DATA.descriptions[row.case] || ""},
         row.variant + " \u00b7 " + row.check));
       row.entries.forEach((entry, ci) => {
-        const td = el("td", {className: "o " + CLASS["o:" + entry],
-          title: table.labels[ci] + ": " + entry}, VOCABULARY.entries[entry].page);
+        const cell = table.cells[ci];
+        const fresh = NEW_RESULTS.has(cell + "\u0000" + row.case + "\u0000" + row.check)
+          || NEW_RESULTS.has(cell + "\u0000\u0000");
+        marked ||= fresh;
+        const td = el("td", {className: "o " + CLASS["o:" + entry] + (fresh ? " new" : ""),
+          title: table.labels[ci] + ": " + entry + (fresh ? " · " + NEW_SINCE : "")},
+        VOCABULARY.entries[entry].page);
         td.dataset.at = ti + "," + ri + "," + ci;
         tr.appendChild(td);
       });
@@ -259,6 +299,7 @@ function buildTables() {
     main.appendChild(section);
     SECTIONS.push({section, table, body, trs, order: ""});
   });
+  newLegend("legend", marked);
 }
 
 function outcomeOk(outcome, entries) {
