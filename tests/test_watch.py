@@ -122,7 +122,9 @@ def test_a_new_release_failing_one_case_is_the_issue_the_watch_posts(
     run = json.loads((tmp_path / "new" / "matrix.json").read_text())
     assert [c["id"] for c in run["cells"]] == ["onnx1.18.0-ort1.23.2"]  # the new release only
     assert run["run"]["changes"]["gone_releases"] == []  # not planned is not gone
-    page = body[body.index("# What changed since") :]
+    # set off from the run's summary by a line before and after
+    rule = "---- the issue's body (--issue-body -) ----\n"
+    page = body.split(rule, 1)[1].split("---- end of the issue's body ----", 1)[0]
     assert page == (tmp_path / "new" / "changes.md").read_text()  # one text, two places
     assert "## New release onnxruntime 1.23.2: 1 unexpected" in page
     assert "- `command.probe` · command on `onnx1.18.0-ort1.23.2`: fail@command: exit 1" in page

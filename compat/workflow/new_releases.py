@@ -140,6 +140,11 @@ def with_new_releases(report: Report, baseline: tuple[Report, Source]) -> Report
     return attach(report, partial_changes(compare(baseline[0], report, baseline[1])))
 
 
+#: The lines around the issue's body that `--issue-body -` prints after the run's summary.
+ISSUE_RULE = "---- the issue's body (--issue-body -) ----"
+ISSUE_END = "---- end of the issue's body ----"
+
+
 def write_issue_body(report: Report | None, path: Path | None) -> None:
     """`--issue-body FILE`: changes.md's text, written when something changed since the
     baseline (`-`: printed); FILE removed otherwise, so that "it exists" is the test a
@@ -153,10 +158,11 @@ def write_issue_body(report: Report | None, path: Path | None) -> None:
     if not (body and changes and changes.changes):  # new releases alone are no change
         if str(path) != "-":
             path.unlink(missing_ok=True)
-        print(f"issue body: nothing changed, {path} not written", file=sys.stderr)
+        where = "printed" if str(path) == "-" else "written"
+        print(f"issue body: nothing changed, none {where}", file=sys.stderr)
         return
-    if str(path) == "-":  # the dry run: what the workflow would post
-        print(body, end="")
+    if str(path) == "-":  # the dry run: what the workflow would post, set off from the run
+        print(f"\n{ISSUE_RULE}\n{body.rstrip()}\n{ISSUE_END}")
         return
     replace_text(path, body)
     print(f"issue body: {path} ({changes.line()})", file=sys.stderr)
