@@ -108,7 +108,9 @@ def test_an_edited_case_is_one_change_and_fail_on_new_gates_only_what_is_new(
     assert "expected 3.0" in change["before"] and "expected 4.0" in change["after"]
     assert found["baseline"]["given"] == str(first)
     assert found["baseline"]["identity"].startswith(f"{first / 'matrix.json'}, sha256 ")
-    assert out.splitlines()[-1] == f"since {first}: 0 new failures, 0 fixed, 1 changed"
+    assert out.splitlines()[-1] == (
+        f"since {first}: 0 new failures, 0 fixed, 1 changed; --fail-on new: exit 0 (nothing new)"
+    )
     assert out.index("what changed since") < out.index("unexpected:")  # the changes first
     assert "expected 3.0" in out and "expected 4.0" in out
     assert "## What changed since" in (second / "matrix.md").read_text().split("## tiny")[0]
@@ -147,8 +149,9 @@ def test_a_release_added_to_an_axis_is_a_new_release_not_changes(
     # its checker is a result the baseline has no counterpart of, and it passes
     assert found["changes"] == [] and found["new_results"] == 1
     last = capsys.readouterr().out.splitlines()[-1]
-    assert (
-        last == f"since {before / 'matrix.json'}: 0 new failures, 0 fixed, 0 changed, 1 new release"
+    assert last == (
+        f"since {before / 'matrix.json'}: 0 new failures, 0 fixed, 0 changed, 1 new release; "
+        "--fail-on new: exit 0 (nothing new)"
     )
     # and the other way round, the release is gone, not a change either
     back = tmp_path / "back"
@@ -183,7 +186,7 @@ def test_a_git_revision_s_committed_results_are_the_baseline(
     capsys.readouterr()
     assert matrix(config, shared_state, out, "--baseline", "git:v1.4.0", "--fail-on", "new") == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "since v1.4.0: 0 new failures, 0 fixed, 1 changed"
+        "since v1.4.0: 0 new failures, 0 fixed, 1 changed; --fail-on new: exit 0 (nothing new)"
     )
     baseline = changes(out)["baseline"]
     assert baseline["identity"] == f"commit {commit}, docs/matrix.json.gz"
@@ -296,7 +299,13 @@ def test_a_test_command_is_compared_by_its_failing_tests(
     (change,) = report["run"]["changes"]["changes"]
     assert (code, change["kind"]) == (1, "new-failure")
     assert change["after"].startswith("newly failing: tests/test_suite.py::test_a; fail@")
-    assert capsys.readouterr().out.splitlines()[-1].startswith("since ")
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[-1]
+        .endswith(
+            "1 new failure, 0 fixed, 0 changed; --fail-on new: exit 1 (1 unexpected result new)"
+        )
+    )
     # and fixed again, against that run: a fix naming it, nothing new
     tests.write_text(SUITE.format(known=False, a=True, more=""))
     argv = ["--out", str(tmp_path / "fourth"), "--baseline", str(third), "--fail-on", "new"]

@@ -204,7 +204,13 @@ def finish(
     print(f"{line}; {hint}" if hint and len(line) + len(hint) < 118 else line)
     if hint and len(line) + len(hint) >= 118:
         print(hint)
+    changes = changes_of(report)
+    code = gate(changes, bool(hints), fail_on)
     since = closing_changes(report)
+    if since and fail_on == "new" and changes is not None:
+        gated = len(changes.gated)
+        why = f"{gated} unexpected result{'s' * (gated != 1)} new" if gated else "nothing new"
+        since += f"; --fail-on new: exit {code} ({why})"
     if since:
         print(since)
-    return gate(changes_of(report), bool(hints), fail_on)
+    return code
