@@ -43,9 +43,23 @@ def test_init_writes_what_is_missing_and_never_overwrites(tmp_path: Path) -> Non
     assert files[".gitignore"] == ".compat/, reports/, .nox/ written"
     assert "offline: wrote fixed release lists" in "\n".join(said)
     before = {p.name: p.read_text() for p in tmp_path.iterdir() if p.is_file()}
-    again = init(tmp_path, InitOptions(install="other"), _offline)
+    again = init(tmp_path, InitOptions(), _offline)
     assert {p.name: p.read_text() for p in tmp_path.iterdir() if p.is_file()} == before
     assert all("left as it is" in line for line in again[:3])
+    # --install given changes init's one ONNX_COMPAT line, and nothing else
+    again = init(tmp_path, InitOptions(install="onnx-compat==0.3"), _offline)
+    assert (
+        "  ONNX_COMPAT, what the sessions install: onnx-compat → onnx-compat==0.3 (--install)"
+        in again
+    )
+    nox = before["noxfile.py"].replace(
+        'ONNX_COMPAT = "onnx-compat"', 'ONNX_COMPAT = "onnx-compat==0.3"'
+    )
+    assert nox != before["noxfile.py"]
+    assert {p.name: p.read_text() for p in tmp_path.iterdir() if p.is_file()} == {
+        **before,
+        "noxfile.py": nox,
+    }
     from compat.plan.config import load_config
 
     config = load_config(tmp_path / "pyproject.toml")  # what init writes is a valid config

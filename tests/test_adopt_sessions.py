@@ -6,7 +6,13 @@ import ast
 import sys
 from pathlib import Path
 
-from compat.adopt.sessions import SESSIONS, defined_sessions, noxfile_edit, session_python
+from compat.adopt.sessions import (
+    SESSIONS,
+    defined_sessions,
+    installed,
+    noxfile_edit,
+    session_python,
+)
 from compat.adopt.writes import apply
 
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -64,3 +70,49 @@ def test_the_sessions_python_follows_requires_python() -> None:
     assert newer[0] != RUNNING and newer[1] and "requires-python" in newer[1]
     assert session_python("<3.10")[0] == RUNNING
     assert "no Python onnx-compat runs on" in str(session_python("<3.10")[1])
+
+
+def test_install_given_changes_init_s_one_line_and_says_where_it_cannot(tmp_path: Path) -> None:
+    write_noxfile(tmp_path, "onnx-compat", RUNNING)
+    before = (tmp_path / "noxfile.py").read_text()
+    wheel = "dist/onnx_compat-0.3.1-py3-none-any.whl"
+    edit = noxfile_edit(tmp_path, wheel, RUNNING, given=True)
+    assert edit.said == [
+        "noxfile.py: has the sessions matrix, repro, bisect, triage, report; "
+        "their ONNX_COMPAT line changed",
+        f"  ONNX_COMPAT, what the sessions install: onnx-compat → {wheel} (--install)",
+    ]
+    apply(tmp_path, edit)
+    after = (tmp_path / "noxfile.py").read_text()
+    assert after == before.replace('ONNX_COMPAT = "onnx-compat"', f'ONNX_COMPAT = "{wheel}"')
+    assert installed(after) == wheel
+    # the same value again: nothing to change; not given: nothing changed either
+    assert noxfile_edit(tmp_path, wheel, RUNNING, given=True).data is None
+    assert noxfile_edit(tmp_path, "other", RUNNING).data is None
+
+    # the project's own sessions, no ONNX_COMPAT line: left, and said in one line
+    own = tmp_path / "own"
+    own.mkdir()
+    mine = "import nox\n" + "".join(
+        f"\n\n@nox.session\ndef {name}(session):\n    session.install('onnx-compat')\n"
+        for name in SESSIONS
+    )
+    (own / "noxfile.py").write_text(mine)
+    edit = noxfile_edit(own, wheel, RUNNING, given=True)
+    assert edit.data is None
+    assert edit.said[1] == (
+        f"  --install {wheel} not applied to noxfile.py: its sessions are not init's (no "
+        f'ONNX_COMPAT line): make them session.install("{wheel}")'
+    )
+
+
+def test_install_given_changes_the_line_of_the_builtins_helper_too(tmp_path: Path) -> None:
+    (tmp_path / "noxfile.py").write_text(
+        "import nox\n\n\n@nox.session\ndef lint(session):\n    pass\n"
+    )
+    write_noxfile(tmp_path, "onnx-compat==0.2", RUNNING)  # appended: the builtins helper
+    assert "with open(stamp" in (tmp_path / "noxfile.py").read_text()
+    edit = noxfile_edit(tmp_path, 'it "quoted" é', RUNNING, given=True)
+    apply(tmp_path, edit)
+    text = (tmp_path / "noxfile.py").read_text()
+    assert installed(text) == 'it "quoted" é' and "def lint(" in text

@@ -15,30 +15,37 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.adopt.axes import choose_axes
-from compat.adopt.ci import workflow_edits
+from compat.adopt.ci import default_branch, workflow_edits
 from compat.adopt.declared import declared_test_sets, ranges_of, set_requirements
 from compat.adopt.files import gitignore_edit, template, toml_list
 from compat.adopt.guess import guess_requires, imported_modules, local_modules, looks_like_pytest
 from compat.adopt.pins import Clash, pair_fits
 from compat.adopt.pyproject import NAME, check_appended, has_tool_compat, load
 from compat.adopt.python_axis import NO_AXIS, PythonAxis, choose_python_axis
+from compat.adopt.sessions import installed as noxfile_installs
 from compat.adopt.sessions import noxfile_edit, session_python
 from compat.adopt.testsource import declared_commands, suite, suite_runs
-from compat.adopt.writes import Edit, apply, check_writable, shown
+from compat.adopt.writes import Edit, apply, check_writable, read_text, shown
 from compat.core.errors import UsageError
 from compat.plan.index import on_index as index_has
 from compat.plan.index import releases as index_releases
 from compat.plan.pythons import installed as installed_pythons
+
+#: what the sessions install unless `--install` says otherwise
+DEFAULT_INSTALL = "onnx-compat"
 
 
 @dataclass(frozen=True)
 class InitOptions:
     """What `onnx-compat init` was asked for."""
 
-    install: str = "onnx-compat"
+    #: `--install`: what the sessions and the workflow install; None: not given, the
+    #: release of the package index (a given one also changes init's noxfile line)
+    install: str | None = None
     models: list[str] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
     ci: str | None = None
@@ -48,6 +55,15 @@ class InitOptions:
     python: str | None = None
     #: `--watch`: the weekly watch of new releases beside the CI workflow
     watch: bool = False
+    #: `--branch`: the branch whose pushes run the workflow; None: read from git
+    branch: str | None = None
+    #: `--gate`: what fails a pull request in the workflow (compat/adopt/ci.py GATES)
+    gate: str = "unexpected"
+
+    @property
+    def installs(self) -> str:
+        """What the sessions and the workflow install."""
+        return DEFAULT_INSTALL if self.install is None else self.install
 
 
 @dataclass(frozen=True)
@@ -173,6 +189,25 @@ def tool_compat_edit(
     return Edit(Path(NAME), whole.encode(), lines)
 
 
+def unlisted(project: Path, nox: Edit, on_index: Callable[[str], bool | None]) -> list[str]:
+    """A warning when the noxfile installs onnx-compat by a name (`onnx-compat`, a pin)
+    that the package index has no project of: its sessions would fail to install it."""
+    text = nox.data.decode() if nox.data is not None else read_text(project, "noxfile.py")
+    value = noxfile_installs(text)
+    if value is None or value.endswith(".whl") or (project / value).exists():
+        return []
+    try:
+        wanted = Requirement(value)
+    except InvalidRequirement:
+        return []
+    if wanted.url or on_index(wanted.name) is not False:
+        return []  # on the index, or it could not be asked
+    return [
+        f"warning: {wanted.name} is not on your package index, so `nox -s matrix` will fail "
+        "to install it: run init again with --install PATH/TO/WHEEL (a wheel of onnx-compat)"
+    ]
+
+
 def init(
     project: Path,
     options: InitOptions,
@@ -180,6 +215,7 @@ def init(
     installed: Callable[[], tuple[str, ...]] = installed_pythons,
     on_index: Callable[[str], bool | None] = index_has,
     clash: Clash | None = None,
+    branch: Callable[[Path], tuple[str, str]] = default_branch,
 ) -> list[str]:
     """Writes what is missing; returns one line per file saying what was done (and the
     guesses to review), then the next command. Every file it would write is checked
@@ -194,15 +230,26 @@ def init(
             unknown), for the guessed test requirements.
         clash: why uv finds no solution for some requirements together (the pairs must
             install beside the project's own pins: compat/adopt/pins.py); None: unasked.
+        branch: the project's default branch and where it was read (git), for the
+            workflow's pushes, unless `--branch` names it.
     """
     text, pyproject = load(project)
     requires_python = str(pyproject.get("project", {}).get("requires-python", ""))
     python, note = session_python(requires_python)
     axis = choose_python_axis(requires_python, options.python, installed)
-    nox = noxfile_edit(project, options.install, python)
+    nox = noxfile_edit(project, options.installs, python, options.install is not None)
     rest = [gitignore_edit(project)]
     if options.ci == "github":
-        rest += workflow_edits(project, options.install, python, options.shards, options.watch)
+        pushed = (options.branch, "--branch") if options.branch else branch(project)
+        rest += workflow_edits(
+            project,
+            options.installs,
+            python,
+            options.shards,
+            options.watch,
+            pushed,
+            options.gate,
+        )
     has_it = has_tool_compat(text, pyproject)
     for edit in [nox, *rest, *([] if has_it else [Edit(Path(NAME), b"")])]:
         if edit.data is not None:
@@ -217,6 +264,7 @@ def init(
         apply(project, edit)
     said = [*first.said, *nox.said, *([f"  sessions run {note}"] if note else [])]
     said += [line for edit in rest for line in edit.said]
+    said += unlisted(project, nox, on_index)
     said.append("next: nox -s matrix   (reports in reports/: compatibility.md, matrix.html)")
     return said
 
@@ -238,12 +286,25 @@ def _check_given(flag: str, values: list[str], what: str) -> None:
             ) from None
 
 
+def _check_branch(branch: str | None) -> None:
+    """A `--branch` value is a branch name git allows, else a one-line error."""
+    if branch is None:
+        return
+    bad = [c for c in branch if c.isspace() or ord(c) < 32 or ord(c) == 127 or c in "~^:?*[\\"]
+    if not branch or bad or branch.startswith(("-", "/")) or ".." in branch:
+        raise UsageError(
+            f"--branch {shown(branch)}: no branch name git allows (no spaces, ~^:?*[\\ or "
+            "'..'): give the branch whose pushes run the workflow, like main"
+        )
+
+
 def cmd_init(options: InitOptions, clash: Clash | None = None) -> int:
     """`onnx-compat init`: adopts onnx-compat in the current folder; never overwrites.
     No `--models`: models/ when the project has one. `clash`: as `init`'s."""
     _check_given("--run", options.runs, "command")
     _check_given("--models", options.models, "path")
-    _check_given("--install", [options.install], "requirement or path")
+    _check_given("--install", [options.installs], "requirement or path")
+    _check_branch(options.branch)
     project = Path.cwd()
     models = options.models or (["models"] if (project / "models").is_dir() else [])
     for folder in models:

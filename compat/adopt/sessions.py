@@ -13,7 +13,7 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from compat.adopt.files import template
-from compat.adopt.writes import Edit, read_text
+from compat.adopt.writes import Edit, read_text, shown
 from compat.core.errors import CompatError
 
 #: the sessions, with the line `nox -l` shows for each
@@ -60,12 +60,16 @@ def _imports(text: str, module: str) -> bool:
     return re.search(rf"^import {module}\b", text, re.M) is not None
 
 
+def _missing(text: str) -> list[str]:
+    return [name for name in SESSIONS if name not in defined_sessions(text)]
+
+
 def noxfile_text(existing: str, install: str, python: str) -> tuple[str, list[str]]:
     """What to append to a noxfile that holds `existing` (empty: a new file), and the
     sessions that adds. An existing noxfile gains no import below its own code (the
     project's linters would refuse it, E402): the code added uses pathlib only where
     the noxfile imports it already, else builtins; only a missing `import nox` is added."""
-    missing = [name for name in SESSIONS if name not in defined_sessions(existing)]
+    missing = _missing(existing)
     if not missing:
         return "", []
     if not existing:  # the standard library, a blank line, then nox: as isort sorts them
@@ -97,9 +101,10 @@ def _literals(tree: ast.Module, name: str) -> list[object]:
     return found
 
 
-def _check_python(existing: str, text: str, install: str) -> None:
+def _check_python(existing: str, text: str, install: str, helper: bool) -> None:
     """The noxfile init would write parses as Python (when the project's own did) and,
-    when init adds its helper, names `install` as ONNX_COMPAT; else nothing is written."""
+    with `helper` (init adds its helper, or sets its line), names `install` as
+    ONNX_COMPAT; else nothing is written."""
     try:
         ast.parse(existing)
     except (SyntaxError, ValueError):
@@ -108,7 +113,6 @@ def _check_python(existing: str, text: str, install: str) -> None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         tree = None
-    helper = "def _onnx_compat(" not in existing
     if tree is None or (helper and install not in _literals(tree, "ONNX_COMPAT")):
         raise CompatError(
             "noxfile.py: the sessions init made read back otherwise than meant, so nothing "
@@ -116,18 +120,79 @@ def _check_python(existing: str, text: str, install: str) -> None:
         )
 
 
-def noxfile_edit(project: Path, install: str, python: str) -> Edit:
-    """noxfile.py with the sessions it lacks appended (or a new one), read back."""
+def installs(text: str) -> ast.Assign | None:
+    """The line of init's helper naming what the sessions install, `ONNX_COMPAT = "…"`:
+    the one top-level assignment of a string to it, in a noxfile with `_onnx_compat`."""
+    if "def _onnx_compat(" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", "") for t in node.targets] == ["ONNX_COMPAT"]
+    ]
+    if len(found) != 1 or not isinstance(found[0].value, ast.Constant):
+        return None
+    return found[0] if isinstance(found[0].value.value, str) else None
+
+
+def installed(text: str) -> str | None:
+    """What a noxfile of init's installs (its ONNX_COMPAT), None when it is not init's."""
+    node = installs(text)
+    return None if node is None else str(ast.literal_eval(node.value))
+
+
+def _with_install(existing: str, install: str) -> tuple[str, list[str], bool]:
+    """`existing` with init's ONNX_COMPAT line installing `install` (`--install` given),
+    what init says of it, and whether it installs `install` now; a noxfile without
+    init's line is left, said so."""
+    node = installs(existing)
+    value = None if node is None else node.value
+    if node is None or value is None or value.lineno != value.end_lineno:
+        why = "its sessions are not init's (no ONNX_COMPAT line)" if node is None else ""
+        why = why or "its ONNX_COMPAT string spans lines"
+        said = f"  --install {shown(install)} not applied to noxfile.py: {why}: make them "
+        return existing, [said + f"session.install({json.dumps(install)})"], False
+    was = ast.literal_eval(value)
+    if was == install:
+        return existing, [], True
+    lines = existing.split("\n")  # as the parser counts lines
+    line = lines[value.lineno - 1].encode()  # the offsets count UTF-8 bytes
+    end = value.end_col_offset or len(line)
+    lines[value.lineno - 1] = (
+        line[: value.col_offset] + json.dumps(install).encode() + line[end:]
+    ).decode()
+    said = f"  ONNX_COMPAT, what the sessions install: {shown(was)} → {shown(install)} (--install)"
+    return "\n".join(lines), [said], True
+
+
+def noxfile_edit(project: Path, install: str, python: str, given: bool = False) -> Edit:
+    """noxfile.py with the sessions it lacks appended (or a new one), read back. With
+    `given` (`--install` given), an existing noxfile's ONNX_COMPAT line installs
+    `install`: changed when it differs, said when the noxfile has no such line."""
     name = Path("noxfile.py")
     existing = read_text(project, str(name))
-    text, added = noxfile_text(existing, install, python)
+    changed = existing
+    said: list[str] = []
+    applied = "def _onnx_compat(" not in existing  # its helper, installing `install`, added
+    if given and existing and not (applied and _missing(existing)):
+        changed, said, applied = _with_install(existing, install)
+    text, added = noxfile_text(changed, install, python)
     if not added:
-        return Edit(name, None, [f"{name}: has the sessions {', '.join(SESSIONS)}; left as it is"])
-    text = existing + ("\n" if existing and not existing.endswith("\n") else "") + text
-    _check_python(existing, text, install)
+        left = f"{name}: has the sessions {', '.join(SESSIONS)}"
+        if changed == existing:
+            return Edit(name, None, [f"{left}; left as it is", *said])
+        _check_python(existing, changed, install, helper=True)
+        return Edit(name, changed.encode(), [f"{left}; their ONNX_COMPAT line changed", *said])
+    text = changed + ("\n" if changed and not changed.endswith("\n") else "") + text
+    _check_python(existing, text, install, helper=applied)
     sessions = ", ".join(added)
     if existing:
         kept = [s for s in SESSIONS if s not in added]
         there = f" ({', '.join(kept)} kept as they were)" if kept else ""
-        return Edit(name, text.encode(), [f"{name}: sessions {sessions} appended{there}"])
+        return Edit(name, text.encode(), [f"{name}: sessions {sessions} appended{there}", *said])
     return Edit(name, text.encode(), [f"{name}: written, sessions {sessions} (Python {python})"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from compat.adopt.ci import GATES
 from compat.adopt.init import InitOptions, cmd_init
 from compat.core.errors import UsageError
 
@@ -39,10 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--install",
-        default="onnx-compat",
         metavar="SPEC",
-        help="what the nox sessions install to run onnx-compat: a release like "
-        "'onnx-compat==0.2' or a wheel file (default: onnx-compat)",
+        help="what the nox sessions and the CI jobs install to run onnx-compat: a release "
+        "like 'onnx-compat==0.2' or a wheel file (default: onnx-compat); given, it also "
+        "changes the ONNX_COMPAT line of a noxfile init wrote before",
     )
     parser.add_argument(
         "--ci",
@@ -67,6 +68,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how many parallel jobs the workflow spreads the cells over (default 4)",
     )
     parser.add_argument(
+        "--branch",
+        metavar="NAME",
+        help="with --ci github, the branch whose pushes run the workflow (default: the one "
+        "git remote origin's HEAD names, else the one checked out, else main)",
+    )
+    parser.add_argument(
+        "--gate",
+        choices=GATES,
+        default="unexpected",
+        help="with --ci github, what fails a pull request: unexpected, any unexpected "
+        "result (the default); new, only those the base branch's committed results lack "
+        "(--baseline git:origin/BASE --fail-on new)",
+    )
+    parser.add_argument(
         "--watch",
         action="store_true",
         help="with --ci github, also write .github/workflows/onnx-compat-watch.yml: weekly, "
@@ -80,6 +95,12 @@ def request(args: argparse.Namespace) -> InitOptions:
         raise UsageError(
             "--watch: the watch compares with the CI workflow's reports; give --ci github too"
         )
+    for flag, given in (
+        ("--branch", args.branch is not None),
+        ("--gate", args.gate != "unexpected"),
+    ):
+        if given and args.ci != "github":
+            raise UsageError(f"{flag}: it sets the CI workflow; give --ci github too")
     return InitOptions(
         args.install,
         list(args.models),
@@ -88,6 +109,8 @@ def request(args: argparse.Namespace) -> InitOptions:
         args.shards,
         args.python_axis,
         args.watch,
+        args.branch,
+        args.gate,
     )
 
 
