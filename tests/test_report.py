@@ -168,6 +168,32 @@ def test_unexpected_lists_broken_cells_and_crashes_but_not_xfail_or_skip() -> No
     assert "xfail" not in text
 
 
+def test_a_failure_alike_in_several_cells_is_one_entry_and_in_every_cell_says_so() -> None:
+    releases = ("1.18.0", "1.19.1", "1.20.1")
+    cells = tuple(CellRecord(f"onnx{v}-ort1.24.4", v, "1.24.4", CellState.READY) for v in releases)
+    case = CaseInfo("command.tests", "command", "", "00", {"command": "both"})
+    said = "exit 1: 1 failed: tests/test_x.py::test_a (TypeError: Strings must be encoded)"
+
+    def run(*details: str) -> Report:
+        results = tuple(
+            CheckResult(c.id, case.id, "command", Outcome.FAIL, d, "command")
+            for c, d in zip(cells, details, strict=True)
+        )
+        return Report(cells, (case,), results, {"onnx": tuple(c.id for c in cells)})
+
+    # the same words, but for the time each took: one entry, and the likely cause
+    text = render_unexpected(run(f"{said} in 1.2s", f"{said} in 0.9s", f"{said} in 1.4s"))
+    lines = text.splitlines()
+    assert lines[0] == "3 unexpected:"
+    assert lines[1].startswith("onnx1.18.0-ort1.24.4 (and 2 more cells) · command.tests")
+    assert lines[2].startswith("    the same in all 3 cells: likely not an onnx or onnxruntime")
+    assert len(lines) == 3
+    # one cell says otherwise: two entries, and no claim about every cell
+    text = render_unexpected(run(said, said, "exit 1: 2 failed: tests/test_x.py::test_b"))
+    assert "(and 1 more cell)" in text and "onnx1.20.1-ort1.24.4 · command.tests" in text
+    assert "the same in all" not in text
+
+
 def test_json_round_trip(tmp_path: Path) -> None:
     report = sample_report()
     write_json(report, tmp_path / "matrix.json")

@@ -9,8 +9,9 @@ from collections import Counter
 from typing import Any
 
 from compat.core.axis_names import axis_row
-from compat.core.outcomes import CellRecord, CheckResult, Outcome
+from compat.core.outcomes import CellRecord, CellState, CheckResult, Outcome
 from compat.core.report import Report
+from compat.core.result_diff import steady
 from compat.core.squares import SQUARES
 from compat.core.versions import holds, in_range
 from compat.core.vocabulary import ENTRIES, ENUM_ORDER, OUTCOMES, listed
@@ -128,7 +129,9 @@ def render_unexpected(
     report: Report, hints: dict[str, str] | None = None, folder: str = "reports"
 ) -> str:
     """Broken cells and unexpected results, one line each, then each cell's repro command;
-    a project's command gets a few lines (its failing tests) and the path of its log."""
+    a project's command gets a few lines (its failing tests) and the path of its log. A
+    result that reads the same in several cells is one entry naming them; one that does
+    in every cell of a run of several says its cause is likely none of the releases."""
     hints = hints or {}
     lines: list[str] = []
     broken = report.broken_cells
@@ -136,36 +139,50 @@ def render_unexpected(
         lines.append(_cut(one_line(f"{cell.id}: {cell.state.value}: {cell.summary}")))
         if cell.id in hints:
             lines.append(_cut(one_line(f"    {hints[cell.id]}"), 10_000))
-    by_cell: dict[str, list[CheckResult]] = {}
+    groups: dict[tuple[str, str, str], list[CheckResult]] = {}
     for r in report.unexpected:
-        by_cell.setdefault(r.cell, []).append(r)
-    shown = 0
-    for cell_id, results in by_cell.items():
-        for r in results:
-            if shown < MAX_UNEXPECTED:
-                cached = "[from an earlier run; --fresh recomputes] " if r.origin == "cache" else ""
-                said = f"{r.cell} · {r.case} · {r.check}: {cached}{r.summary}"
-                text = " ".join(printable(said).split())
-                if r.log:  # a test suite's counts and failing ids: worth a few lines
-                    lines += textwrap.wrap(
-                        text,
-                        WIDTH - 2,
-                        subsequent_indent="  ",
-                        max_lines=COMMAND_LINES,
-                        placeholder=" …",
-                    )
-                    lines.append(one_line(f"    log: {folder}/{r.log}"))
-                else:
-                    lines.append(_cut(text))
-            shown += 1
-        if cell_id in hints and shown <= MAX_UNEXPECTED:
-            lines.append(one_line(f"    {hints[cell_id]}"))
-    if shown > MAX_UNEXPECTED:
-        lines.append(f"… and {shown - MAX_UNEXPECTED} more: see matrix.md (or --grid)")
+        groups.setdefault((r.case, r.check, steady(r.summary)), []).append(r)
+    ready = [c.id for c in report.cells if c.state is CellState.READY]
+    for shown, results in enumerate(groups.values()):
+        if shown == MAX_UNEXPECTED:
+            lines.append(f"… and {len(groups) - shown} more: see matrix.md (or --grid)")
+            break
+        lines += _entry(results, folder)
+        named = results[0].cell
+        if len(results) > 2 and len(results) == len(ready):
+            lines.append(f"    the same in all {len(ready)} cells: {EVERY_CELL}")
+        if named in hints:
+            lines.append(one_line(f"    {hints[named]}"))
     if lines:
         total = len(broken) + len(report.unexpected)
         lines.insert(0, f"{total} unexpected:")
     return "\n".join(lines)
+
+
+#: What a failure alike in every cell most likely means.
+EVERY_CELL = (
+    "likely not an onnx or onnxruntime release but what every cell shares (its other "
+    "packages: cells[].installed in matrix.json; the project; the command)"
+)
+
+
+def _entry(results: list[CheckResult], folder: str) -> list[str]:
+    """One result's lines, or those of several alike, named by the first cell's id and
+    how many more."""
+    first = results[0]
+    more = len(results) - 1
+    where = first.cell + (f" (and {more} more cell{'s' * (more != 1)})" if more else "")
+    cached = "[from an earlier run; --fresh recomputes] " if first.origin == "cache" else ""
+    text = " ".join(
+        printable(f"{where} · {first.case} · {first.check}: {cached}{first.summary}").split()
+    )
+    if not first.log:
+        return [_cut(text)]
+    # a test suite's counts and failing ids: worth a few lines
+    wrapped = textwrap.wrap(
+        text, WIDTH - 2, subsequent_indent="  ", max_lines=COMMAND_LINES, placeholder=" …"
+    )
+    return [*wrapped, one_line(f"    log: {folder}/{first.log}")]
 
 
 def _predicting(findings: list[dict[str, Any]], cell: CellRecord, check: str) -> list[str]:
