@@ -190,6 +190,14 @@ def test_a_git_revision_s_committed_results_are_the_baseline(
     )
     baseline = changes(out)["baseline"]
     assert baseline["identity"] == f"commit {commit}, docs/matrix.json.gz"
+    # the run names the commit it was made of (and that the checkout had changes), and a
+    # later comparison with it names that commit in changes.md, the watch's issue body
+    made_of = json.loads((out / "matrix.json").read_text())["run"]["commit"]
+    assert made_of == f"{commit[:12]} with changes"
+    against = tmp_path / "against"
+    again = ["report", "--config", str(config), "--results", str(out / "matrix.json")]
+    assert main([*again, "--out", str(against), "--baseline", str(out)]) == 0
+    assert f"of commit `{made_of}`" in (against / "changes.md").read_text()
     # report renders stored results against the same revision, the file named
     rendered = tmp_path / "rendered"
     argv = ["report", "--config", str(config), "--results", str(out / "matrix.json")]

@@ -96,9 +96,11 @@ MATRIX_JSON: dict[str, dict[str, str]] = {
         "shard": "`K/N`, for a shard's report",
         "merged_from": "the shard directories a merged report comes from",
         "pythons": "on a Python axis: each Python's onnx and onnxruntime pairs",
-        "baseline": "with `--baseline`: `{given, label, identity, started}`, the value given, "
-        "the name of 'since …', what it resolved to (a commit, a file and its sha256) and "
-        "when its run started",
+        "baseline": "with `--baseline`: `{given, label, identity, started, commit}`, the value "
+        "given, the name of 'since …', what it resolved to (a commit, a file and its sha256), "
+        "when its run started and the project's commit it was made of",
+        "commit": "the project's git commit the run was made of (`with changes` when tracked "
+        "files differed from it); absent outside a checkout",
         "changes": "with `--baseline`: `{changes, new_releases, gone_releases, new_results, "
         "gone_results}`, each change `{kind, case, check, cells, versions, before, after, "
         "release}` (compat/core/changes.py)",

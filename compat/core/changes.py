@@ -6,10 +6,11 @@ The API, for every command that takes `--baseline` and for anything built on it 
 scheduled watch of new releases):
 
 - `compare(baseline, report, source) -> Changes`: the comparison. Results are matched by
-  case, check and the versions the check exercises (`exercised`: onnx's release for an
-  onnx check, onnxruntime's for an onnxruntime check, both for the others; with every
-  other exact pin of the cell, and its Python when either run has several): an onnx
-  check on a new onnxruntime release's cell is the same result as before, not a new one.
+  case, check and the versions the check exercises (compat/core/result_keys.py: onnx's
+  release for an onnx check, onnxruntime's for an onnxruntime check, both for the
+  others; with every other exact pin of the cell, and its Python when either run has
+  several): an onnx check on a new onnxruntime release's cell is the same result as
+  before, not a new one.
 - `attach(report, changes) -> Report`: the report with the comparison in `run`
   (`run["baseline"]`: what was given and what it resolved to; `run["changes"]`: the
   rest), its digest moved, so renderings made without it are not taken for its own.
@@ -35,17 +36,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.core.outcomes import CellRecord, CellState, CheckResult
+from compat.core.outcomes import CellRecord, CheckResult
 from compat.core.report import Report
 from compat.core.result_diff import few, said, steady, tests_moved
-
-#: (package or "python", release) pairs, sorted: the versions a result depends on
-Versions = tuple[tuple[str, str], ...]
-#: what a result is matched by: (case, check, the versions it exercises)
-Key = tuple[str, str, Versions]
-
-#: The axes' own packages: a cell's release of them is read from the record, not its pins.
-_AXIS_PACKAGES = ("onnx", "onnxruntime", "onnx-weekly")
+from compat.core.result_keys import Versions, keyed, several_pythons, unexpected
 
 
 class Kind(enum.StrEnum):
@@ -71,12 +65,14 @@ HEADINGS = {
 @dataclass(frozen=True)
 class Source:
     """The baseline: the `--baseline` value, a short name for "since …", and what it
-    resolved to (a commit, a file and its sha256), and when its run started."""
+    resolved to (a commit, a file and its sha256), when its run started, and the
+    project's commit that run was made of."""
 
     given: str
     label: str
     identity: str = ""
     started: str = ""
+    commit: str = ""
 
     def serialize(self) -> dict[str, str]:
         return {
@@ -84,6 +80,7 @@ class Source:
             "label": self.label,
             "identity": self.identity,
             "started": self.started,
+            "commit": self.commit,
         }
 
 
@@ -183,58 +180,6 @@ class Changes:
         }
 
 
-def exercised(cell: CellRecord, axis: str, python: bool) -> Versions:
-    """The versions a check of the package `axis` ("onnx", "onnxruntime", else both)
-    depends on in `cell`: that release, the cell's other exact pins, its Python if
-    `python`. A broken cell's own key takes `axis` "" (both releases)."""
-    names = [axis] if axis in ("onnx", "onnxruntime") else ["onnx", "onnxruntime"]
-    found = {name: cell.version(name) for name in names}
-    for written, version in cell.requirements.exact():
-        name = written.lower().replace("_", "-")
-        if name not in _AXIS_PACKAGES:
-            found[name] = version
-    if python:
-        found["python"] = cell.version("python")
-    return tuple(sorted(found.items()))
-
-
-def _several_pythons(report: Report) -> bool:
-    return any("@" in axis or axis == "python" for axis in report.axes)
-
-
-Keyed = dict[Key, tuple["CheckResult | CellRecord", tuple[str, ...]]]
-
-
-def _keyed(report: Report, python: bool) -> Keyed:
-    """Each result by its key (an unexpected one first where cells share a key), with
-    the cells that share it, its own first; each broken cell as a result of its own."""
-    cells = {c.id: c for c in report.cells}
-    axes = {case.id: case.checks for case in report.cases}
-    keyed: Keyed = {}
-    versions: dict[tuple[str, str], Versions] = {}  # (cell, axis): read once
-    for result in report.results:
-        axis = axes.get(result.case, {}).get(result.check, "")
-        if (result.cell, axis) not in versions:
-            versions[result.cell, axis] = exercised(cells[result.cell], axis, python)
-        key = (result.case, result.check, versions[result.cell, axis])
-        held = keyed.get(key)
-        if held is None:
-            keyed[key] = (result, (result.cell,))
-        elif result.outcome.unexpected and not _unexpected(held[0]):
-            keyed[key] = (result, (result.cell, *held[1]))
-        else:
-            keyed[key] = (held[0], (*held[1], result.cell))
-    for cell in report.broken_cells:
-        keyed[("", "", exercised(cell, "", python))] = (cell, (cell.id,))
-    return keyed
-
-
-def _unexpected(item: CheckResult | CellRecord) -> bool:
-    if isinstance(item, CellRecord):
-        return item.state not in (CellState.READY, CellState.NO_WHEEL)
-    return item.outcome.unexpected
-
-
 def _by_tests(
     added: list[str],
     removed: list[str],
@@ -268,9 +213,9 @@ def _release(versions: Versions, new: Iterable[str]) -> str:
 
 def compare(baseline: Report, report: Report, source: Source) -> Changes:
     """`report` set against `baseline` (see the module's docstring)."""
-    python = _several_pythons(baseline) or _several_pythons(report)
-    before = _keyed(baseline, python)
-    now = _keyed(report, python)
+    python = several_pythons(baseline) or several_pythons(report)
+    before = keyed(baseline, python)
+    now = keyed(report, python)
     ours = releases(report)
     theirs = releases(baseline)
     new = tuple(r for r in ours if r not in theirs)
@@ -279,12 +224,12 @@ def compare(baseline: Report, report: Report, source: Source) -> Changes:
         case, check, versions = key
         held = before.get(key)
         if held is None:
-            if _unexpected(item):
+            if unexpected(item):
                 release = _release(versions, new)
                 changes.append(Change(Kind.NEW, *key[:2], cell, versions, "", said(item), release))
             continue
-        was = _unexpected(held[0])
-        is_ = _unexpected(item)
+        was = unexpected(held[0])
+        is_ = unexpected(item)
         moved = tests_moved(held[0], item) if was and is_ else None
         if moved is not None:  # a test command failing on both sides: by its tests
             change = _by_tests(*moved, held[0], item)
@@ -303,7 +248,7 @@ def compare(baseline: Report, report: Report, source: Source) -> Changes:
         if kind is not None:
             changes.append(Change(kind, case, check, cell, versions, said(held[0]), said(item)))
     for key, (item, cell) in before.items():
-        if key not in now and _unexpected(item):
+        if key not in now and unexpected(item):
             changes.append(Change(Kind.GONE, *key[:2], cell, key[2], said(item), ""))
     order = list(Kind)
     changes.sort(key=lambda c: (order.index(c.kind), c.case, c.check, c.versions))
@@ -338,7 +283,10 @@ def changes_of(report: Report) -> Changes | None:
     try:
         return Changes(
             source=Source(
-                **{k: str(source.get(k, "")) for k in ("given", "label", "identity", "started")}
+                **{
+                    key: str(source.get(key, ""))
+                    for key in ("given", "label", "identity", "started", "commit")
+                }
             ),
             changes=tuple(Change.from_dict(c) for c in data["changes"]),
             new_releases=tuple(str(r) for r in data["new_releases"]),

@@ -143,7 +143,8 @@ def _group(case: str, cases: Mapping[str, CaseInfo]) -> str:
 def _baseline(changes: Changes) -> str:
     source = changes.source
     said = md_code(source.given) + (f" ({md_text(source.identity)})" if source.identity else "")
-    return said + (f", run {md_text(source.started)}" if source.started else "")
+    said += f", run {md_text(source.started)}" if source.started else ""
+    return said + (f" of commit {md_code(source.commit)}" if source.commit else "")
 
 
 def render_changes_page(report: Report) -> str | None:

@@ -94,8 +94,33 @@ def load_baseline(given: str, config: Path | None = None) -> tuple[Report, Sourc
     except (ValueError, KeyError) as exc:
         why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise UsageError(f"--baseline {given}: not a matrix report ({why}); {TAKES}") from None
-    started = report.run.get("started")
-    return report, Source(source.given, source.label, source.identity, str(started or ""))
+    started = str(report.run.get("started") or "")
+    made_of = str(report.run.get("commit") or "")
+    return report, Source(source.given, source.label, source.identity, started, made_of)
+
+
+def commit_of(root: Path) -> str:
+    """The project's commit a run is made of (`abc1234`, and "with changes" when tracked
+    files differ from it), for a later run's "since …" to name; "" outside a checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if head.returncode != 0:
+            return ""
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git
+        return ""
+    changed = " with changes" if status.returncode == 0 and status.stdout.strip() else ""
+    return head.stdout.strip() + changed
 
 
 def with_baseline(report: Report, baseline: tuple[Report, Source] | None) -> Report:

@@ -119,7 +119,7 @@ def run(request: MatrixRequest) -> int:
     config, followed = follow_axes(common, load_config(common.config))
     whole, plan = resolve_plan(common, config)
     from compat.workflow import new_releases as new
-    from compat.workflow.baseline import load_baseline, with_baseline
+    from compat.workflow.baseline import commit_of, load_baseline, with_baseline
 
     # a baseline that names no stored run: one line before anything runs
     baseline = load_baseline(request.baseline, common.config) if request.baseline else None
@@ -162,6 +162,9 @@ def run(request: MatrixRequest) -> int:
     }
     if shard:
         meta["shard"] = shard
+    made_of = commit_of(common.root)  # what a later run's "since …" names
+    if made_of:
+        meta["commit"] = made_of
     report = run_matrix(
         plan,
         corpus,
