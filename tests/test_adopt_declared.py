@@ -193,6 +193,25 @@ def test_an_axis_whose_partner_fails_the_tests_is_not_judged_and_a_passing_pair_
     assert line.startswith("pyproject says onnx>=1.13; your tests fail on 1.20.1")
 
 
+def test_a_release_whose_cell_is_broken_is_named_untested(tmp_path: Path) -> None:
+    """ "Every release tested" leaves out a release whose environment could not be made:
+    the claim says which, instead of passing it over."""
+    from dataclasses import replace
+
+    from compat.workflow.finish import claims
+
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\ndependencies = ["onnx>=1.13"]\n')
+    report = _command_report(set())
+    broken = CellRecord("onnx1.13.1-ort1.32.0", "1.13.1", "1.32.0", CellState.INSTALL_ERROR)
+    axes = {**report.axes, "onnx": (broken.id, *report.axes["onnx"])}
+    (line,) = claims(replace(report, cells=(*report.cells, broken), axes=axes), pyproject)
+    assert line == (
+        "pyproject says onnx>=1.13; your tests pass on every release tested (1.20.1–1.23.2) "
+        "(not tested: 1.13.1: its environment could not be made)"
+    )
+
+
 def test_a_failure_that_follows_another_package_names_it() -> None:
     from dataclasses import replace
 

@@ -14,6 +14,8 @@ from compat.core.changes import changes_of
 from compat.core.outcomes import CellRecord, CheckResult
 from compat.core.printed import repro_command
 from compat.core.report import Report
+from compat.core.versions import in_range
+from compat.core.vocabulary import BROKEN
 from compat.corpus.usercommand import FAMILY
 from compat.render.axes import pythons
 from compat.render.changes import closing_changes, render_changes
@@ -146,11 +148,36 @@ def claims(report: Report, pyproject: Path) -> list[str]:
             ]
             line = " · ".join(c for c in clauses if c)
             if line:
-                said.setdefault(line, []).append(python)
+                said.setdefault(line + _untested(report, cells, axes, ranges), []).append(python)
         for line, where in said.items():  # the Python named only where the claims vary
             same = len(said) == 1 and len(where) == len(every)
             lines.append(line if same else f"on Python {', '.join(where)}: {line}")
     return lines
+
+
+def _untested(
+    report: Report,
+    cells: dict[str, CellRecord],
+    axes: list[tuple[str, str]],
+    ranges: dict[str, str],
+) -> str:
+    """The releases in a declared range a claim could not test: their cells are broken
+    (not installable, not importable), so "every release tested" leaves them out."""
+    found = sorted(
+        {
+            cells[cell].version(axis)
+            for axis, key in axes
+            for cell in report.axes.get(key, ())
+            if cells[cell].state in BROKEN
+            and axis in ranges
+            and (not ranges[axis] or in_range(cells[cell].version(axis), ranges[axis]))
+        },
+        key=Version,
+    )
+    if not found:
+        return ""
+    broken = "its environment" if len(found) == 1 else "their environments"
+    return f" (not tested: {', '.join(found)}: {broken} could not be made)"
 
 
 def finish(
