@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -192,6 +193,11 @@ def test_a_failure_alike_in_several_cells_is_one_entry_and_in_every_cell_says_so
     text = render_unexpected(run(said, said, "exit 1: 2 failed: tests/test_x.py::test_b"))
     assert "(and 1 more cell)" in text and "onnx1.20.1-ort1.24.4 · command.tests" in text
     assert "the same in all" not in text
+    # a cell's repro command once, after its last entry, however many it has
+    two = replace(run(said, said, said), results=run(said, said, said).results[:1])
+    other = CheckResult(cells[0].id, case.id, "command", Outcome.ERROR, "boom", "command")
+    text = render_unexpected(replace(two, results=(*two.results, other)), {cells[0].id: "REPRO"})
+    assert text.count("REPRO") == 1 and text.splitlines()[-1] == "    REPRO"
 
 
 def test_json_round_trip(tmp_path: Path) -> None:

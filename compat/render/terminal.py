@@ -143,6 +143,8 @@ def render_unexpected(
     for r in report.unexpected:
         groups.setdefault((r.case, r.check, steady(r.summary)), []).append(r)
     ready = [c.id for c in report.cells if c.state is CellState.READY]
+    visible = list(groups.values())[:MAX_UNEXPECTED]
+    last = {results[0].cell: i for i, results in enumerate(visible)}
     for shown, results in enumerate(groups.values()):
         if shown == MAX_UNEXPECTED:
             lines.append(f"… and {len(groups) - shown} more: see matrix.md (or --grid)")
@@ -151,7 +153,7 @@ def render_unexpected(
         named = results[0].cell
         if len(results) > 2 and len(results) == len(ready):
             lines.append(f"    the same in all {len(ready)} cells: {EVERY_CELL}")
-        if named in hints:
+        if named in hints and last[named] == shown:  # each cell's once, after its last entry
             lines.append(one_line(f"    {hints[named]}"))
     if lines:
         total = len(broken) + len(report.unexpected)
