@@ -895,6 +895,37 @@ def test_a_new_failure_is_marked_in_the_strip_and_the_grid_with_its_legend(
     assert not severe(window)
 
 
+def test_a_result_the_baseline_did_not_run_is_marked_as_new_with_its_own_words(
+    window: Any, tmp_path: Path
+) -> None:
+    from compat.core.changes import Source, attach, compare
+
+    marked = (
+        "[...document.querySelectorAll(arguments[0])]"
+        ".filter((e) => getComputedStyle(e).outlineStyle !== 'none')"
+        ".map((e) => e.title)"
+    )
+    now = sample_report()
+    released = "onnx1.23.2-ort1.17.3"  # onnxruntime 1.17.3 is new: the crash on it is `new`
+    earlier = replace(
+        now,
+        cells=tuple(c for c in now.cells if c.id != released),
+        results=tuple(r for r in now.results if r.cell != released),
+        axes={axis: tuple(c for c in ids if c != released) for axis, ids in now.axes.items()},
+    )
+    report = attach(now, compare(earlier, now, Source("git:v1.4.0", "v1.4.0")))
+    browser = open_page(window, report, tmp_path)
+    words = "new since v1.4.0 (not in the baseline's run)"
+    squares = browser.execute_script("return " + marked, "#squares td a")
+    assert squares == [f"pads · ort 1.17.3: unexpected (1 pass, 1 crash, 2 skip) · {words}"]
+    grid = browser.execute_script("return " + marked, "#tables td.o")
+    assert grid == [f"1.17.3: crash · {words}"]
+    for legend in ("states", "legend"):  # one entry for both kinds of new
+        assert browser.find_element("id", legend).text.splitlines()[-1] == "new since v1.4.0"
+    artifact(browser, tmp_path, "new-result-marked.png")
+    assert not severe(window)
+
+
 def test_at_700_px_the_baseline_wraps_and_the_headline_counts_in_words(
     browser: Any, tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from compat import resources
 from compat.core.axis_names import AXES, split_axis
-from compat.core.changes import HEADINGS, changes_of
+from compat.core.changes import HEADINGS, Kind, changes_of
 from compat.core.outcomes import CellState
 from compat.core.printed import repro_command
 from compat.core.report import Report
@@ -148,14 +148,20 @@ def page_data(report: Report) -> dict[str, Any]:
 
 def changes_data(report: Report) -> dict[str, Any]:
     """The page's `changes` (compat/render/changes.py) with its kinds as [kind, heading]
-    pairs in the order the terminal lists them (the page's JSON sorts a mapping's keys)
-    and the baseline's short name, for the marks of new failures; {} without."""
+    pairs in the order the terminal lists them (the page's JSON sorts a mapping's keys),
+    the baseline's short name and the kinds the page marks as new, each with its words
+    (a new failure; a result the baseline did not run, as on a new release); {} without."""
     changed = page_changes(report)
     changes = changes_of(report)
     if not changed or changes is None:
         return {}
     headings = [[kind.value, heading] for kind, heading in HEADINGS.items()]
-    return {**changed, "headings": headings, "label": changes.source.label}
+    since = f"new since {changes.source.label}"
+    marks = [
+        [Kind.NEW_FAILURE.value, since],
+        [Kind.NEW.value, f"{since} (not in the baseline's run)"],
+    ]
+    return {**changed, "headings": headings, "label": changes.source.label, "marks": marks}
 
 
 def vocabulary_data(present: set[str] | None = None) -> dict[str, Any]:

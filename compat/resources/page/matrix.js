@@ -10,10 +10,12 @@ const FILTERS = [["python", "python"], ["family", "family"], ["release", "releas
  * `change` filter picks the rows (case · check) a change of the kind chosen is on. */
 const CHANGES = DATA.changes || null;
 const CHANGED = new Map();  // kind -> Set of "case\u0000check"
-/** Where the new failures are: "cell\u0000case\u0000check" of each ("cell\u0000\u0000" for
- * a cell that broke), and "family\u0000cell" of each square that holds one ("\u0000cell":
- * every family's). Marked in the strip and the grid, "new since" the baseline. */
-const NEW_RESULTS = new Set(), NEW_SQUARES = new Set();
+/** Where the new results are (a new failure, or unexpected on what the baseline did not
+ * run: a new release, case or check): "cell\u0000case\u0000check" of each ("cell\u0000\u0000"
+ * for a broken cell) -> its words, and "family\u0000cell" of each square that holds one
+ * ("\u0000cell": every family's) -> the Set of their words. Marked in the strip and the
+ * grid, "new since" the baseline; one legend entry for both kinds. */
+const NEW_RESULTS = new Map(), NEW_SQUARES = new Map();
 const NEW_SINCE = CHANGES ? "new since " + CHANGES.label : "";
 /** A run of several Pythons: [Python, its title naming the releases its axes hold the
  * other package at]; empty for a run of one (no Python filter then). */
@@ -103,14 +105,13 @@ function buildSummary() {
       const td = el("td", {className: start ? "start" : ""});
       td.dataset.release = release;
       if (column.python) td.dataset.python = column.python;
-      const fresh = NEW_SQUARES.has(family + "\u0000" + column.cell)
-        || NEW_SQUARES.has("\u0000" + column.cell);
-      marked ||= fresh;
+      const fresh = squareWords(family, column.cell);
+      marked ||= Boolean(fresh);
       const link = el("a", {
         href: hashOf({python: column.python, family, release, outcome}),
         className: CLASS["s:" + state] + (fresh ? " new" : ""),
         title: family + " · " + column.title + ": " + state + (counts ? " (" + counts + ")" : "")
-          + (fresh ? " · " + NEW_SINCE : ""),
+          + (fresh ? " · " + fresh : ""),
       }, number ? (number > 999 ? "1k+" : String(number)) : "");
       td.appendChild(link);
       tr.appendChild(td);
@@ -209,18 +210,31 @@ function buildChanges() {
   }
   const headings = new Map(CHANGES.headings);
   fillSelect($("change"), [...CHANGED.keys()].map((k) => [k, headings.get(k)]));
-  markNewFailures(CHANGES.items.filter((c) => c.kind === "new-failure"));
+  markNew(new Map(CHANGES.marks));
 }
 
-function markNewFailures(items) {
+/** Records where each change of a kind in `marks` (kind -> its words) is. */
+function markNew(marks) {
   const families = new Map();  // case -> its family
   for (const table of DATA.tables) for (const row of table.rows) families.set(row.case, table.family);
-  for (const item of items) {
+  for (const item of CHANGES.items) {
+    const words = marks.get(item.kind);
+    if (!words) continue;
     for (const cell of item.cells) {
-      NEW_RESULTS.add(cell + "\u0000" + item.case + "\u0000" + item.check);
-      NEW_SQUARES.add((item.case ? families.get(item.case) || "" : "") + "\u0000" + cell);
+      NEW_RESULTS.set(cell + "\u0000" + item.case + "\u0000" + item.check, words);
+      const square = (item.case ? families.get(item.case) || "" : "") + "\u0000" + cell;
+      if (!NEW_SQUARES.has(square)) NEW_SQUARES.set(square, new Set());
+      NEW_SQUARES.get(square).add(words);
     }
   }
+}
+
+/** The words of a square's new results ("" for none): each kind's once, new failures first. */
+function squareWords(family, cell) {
+  const words = new Set([...(NEW_SQUARES.get(family + "\u0000" + cell) || []),
+    ...(NEW_SQUARES.get("\u0000" + cell) || [])]);
+  const order = CHANGES ? CHANGES.marks.map(([, w]) => w) : [];
+  return [...words].sort((x, y) => order.indexOf(x) - order.indexOf(y)).join("; ");
 }
 
 /** The legend's entry for the mark of a new failure, when `present`. */
@@ -282,11 +296,11 @@ function buildTables() {
         row.variant + " \u00b7 " + row.check));
       row.entries.forEach((entry, ci) => {
         const cell = table.cells[ci];
-        const fresh = NEW_RESULTS.has(cell + "\u0000" + row.case + "\u0000" + row.check)
-          || NEW_RESULTS.has(cell + "\u0000\u0000");
-        marked ||= fresh;
+        const fresh = NEW_RESULTS.get(cell + "\u0000" + row.case + "\u0000" + row.check)
+          || NEW_RESULTS.get(cell + "\u0000\u0000") || "";
+        marked ||= Boolean(fresh);
         const td = el("td", {className: "o " + CLASS["o:" + entry] + (fresh ? " new" : ""),
-          title: table.labels[ci] + ": " + entry + (fresh ? " · " + NEW_SINCE : "")},
+          title: table.labels[ci] + ": " + entry + (fresh ? " · " + fresh : "")},
         VOCABULARY.entries[entry].page);
         td.dataset.at = ti + "," + ri + "," + ci;
         tr.appendChild(td);
