@@ -74,24 +74,29 @@ class Docs:
     #: the configuration file that names them, for errors
     source: Path | None = None
 
-    def stored(self) -> list[Path]:
-        """The stored results the docs render from, each checked to exist: a missing one
-        is one line naming the configuration file, the key and the value."""
+    def named(self) -> dict[str, Path]:
+        """The stored results the docs render from, by their key, as configured."""
         named = {
             "results": self.results,
             "scoreboard": self.scoreboard,
             "writer-reader": self.writer_reader,
             "pythons": self.pythons,
         }
+        return {key: file for key, file in named.items() if file is not None}
+
+    def stored(self) -> list[Path]:
+        """The stored results the docs render from, each checked to exist: a missing one
+        is one line naming the configuration file, the key and the value."""
+        named = self.named()
         for key, file in named.items():
-            if file is not None and not file.is_file():
+            if not file.is_file():
                 where = f"{self.source}: " if self.source else ""
                 value = os.path.relpath(file, self.source.parent) if self.source else str(file)
                 raise ConfigError(
                     f"{where}[tool.compat.docs] {key} = {value!r}: no such file ({file}); "
                     "run the matrix and store its results there, or fix the path"
                 )
-        return [file for file in named.values() if file is not None]
+        return list(named.values())
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,14 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compat.core.changes import Changes, Source, attach, compare
 from compat.core.errors import UsageError
 from compat.core.report import Report, parse_json
+
+if TYPE_CHECKING:
+    from compat.plan.config import Config
 
 #: Where the committed results are when the configuration names none.
 COMMITTED = Path("docs/matrix.json.gz")
@@ -33,17 +37,23 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
         ) from None
 
 
+def committed_results(config: Config) -> Path:
+    """Where a project commits the results `git:REV` reads: the configured docs'
+    results, else COMMITTED beside the configuration file."""
+    if config.docs is not None:
+        return config.docs.results
+    return config.source.parent / COMMITTED
+
+
 def committed_path(config: Path | None) -> Path:
-    """The committed results `git:REV` reads: the configured docs' results, else
-    COMMITTED, relative to the configuration file's folder."""
+    """`committed_results`, relative to the configuration file's folder (as `git show`
+    takes it)."""
     if config is None or not config.is_file():
         return COMMITTED
     from compat.plan.config import load_config
 
-    docs = load_config(config).docs
-    if docs is None:
-        return COMMITTED
-    return Path(os.path.relpath(docs.results.resolve(), config.resolve().parent))
+    found = committed_results(load_config(config))
+    return Path(os.path.relpath(found.resolve(), config.resolve().parent))
 
 
 def _from_git(given: str, config: Path | None) -> tuple[bytes, Source]:

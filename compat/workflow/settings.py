@@ -8,7 +8,7 @@ from pathlib import Path
 
 from compat.execute.run import Settings
 from compat.plan.config import Config
-from compat.workflow.baseline import COMMITTED
+from compat.workflow.baseline import committed_results
 from compat.workflow.request import Request
 
 
@@ -55,7 +55,5 @@ def committed(config: Config) -> tuple[Path, ...]:
     else docs/matrix.json.gz, where `--baseline git:REV` reads them): a new baseline
     committed changes no command's result, so it runs none again."""
     if config.docs is None:
-        return (config.source.parent / COMMITTED,) if config.source else ()
-    docs = config.docs
-    stored = (docs.results, docs.scoreboard, docs.writer_reader, docs.pythons)
-    return tuple(path for path in stored if path is not None)
+        return (committed_results(config),)
+    return tuple(config.docs.named().values())
